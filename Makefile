@@ -1,0 +1,29 @@
+# Wharf: the two commands that matter are `make run` and `make test`.
+GO        ?= go
+BINARIES  := api worker scheduler
+export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
+
+.PHONY: build run test test-short lint migrate clean
+
+build: ## compile bin/api, bin/worker, bin/scheduler
+	@mkdir -p bin
+	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINARIES))
+
+run: build ## start PostgreSQL and Redis if needed, migrate, run every process
+	@./scripts/run.sh
+
+test: ## the whole suite, against real PostgreSQL and Redis, with the race detector
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+lint: ## vet and gofmt only
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+
+migrate: build ## apply migrations to DATABASE_URL
+	./bin/api migrate
+
+clean:
+	rm -rf bin

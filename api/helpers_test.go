@@ -1,0 +1,5 @@
+package api_test
+
+import "net/http"
+
+type httpReq = http.Request

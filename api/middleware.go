@@ -1,0 +1,162 @@
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wharf/internal/apperr"
+	"wharf/internal/identity"
+)
+
+// Context keys set by the middleware.
+const (
+	ctxRequestID = "request_id"
+	ctxPrincipal = "principal"
+	ctxAuthErr   = "auth_error"
+)
+
+// principal returns the authenticated caller; routes behind authorize always
+// have one.
+func principal(c *gin.Context) *identity.Principal {
+	p, _ := c.Get(ctxPrincipal)
+	return p.(*identity.Principal)
+}
+
+// requestLog assigns a request id and logs each request once it is answered.
+func (s *Server) requestLog(c *gin.Context) {
+	id := c.GetHeader("X-Request-ID")
+	if id == "" || len(id) > 64 {
+		id = uuid.NewString()
+	}
+	c.Set(ctxRequestID, id)
+	c.Header("X-Request-ID", id)
+	start := time.Now()
+	c.Next()
+	level := slog.LevelInfo
+	if c.Writer.Status() >= 500 {
+		level = slog.LevelError
+	}
+	s.log.Log(c.Request.Context(), level, "http request", "request_id", id, "method", c.Request.Method,
+		"path", c.Request.URL.Path, "status", c.Writer.Status(), "duration", time.Since(start),
+		"client_ip", c.ClientIP())
+}
+
+// recoverPanic turns a handler panic into a 500 in the error envelope.
+func (s *Server) recoverPanic(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.log.Error("panic in handler", "request_id", c.GetString(ctxRequestID), "panic", r, "stack", string(debug.Stack()))
+			s.fail(c, fmt.Errorf("panic: %v", r))
+		}
+	}()
+	c.Next()
+}
+
+// identify authenticates the credentials a request carries, if any, without
+// refusing anything: the rate limiter must know who is calling (or fall back
+// to the client address) before authorize turns a bad credential into a 401.
+func (s *Server) identify(c *gin.Context) {
+	ctx := c.Request.Context()
+	var p *identity.Principal
+	var err error
+	if key := c.GetHeader("X-API-Key"); key != "" {
+		p, err = s.identity.AuthenticateAPIKey(ctx, key)
+	} else if h := c.GetHeader("Authorization"); h != "" {
+		token, found := strings.CutPrefix(h, "Bearer ")
+		if !found || token == "" {
+			err = apperr.Unauthorizedf("authorization header must be 'Bearer <token>'")
+		} else {
+			p, err = s.identity.AuthenticateAccessToken(ctx, token)
+		}
+	}
+	switch {
+	case err != nil:
+		c.Set(ctxAuthErr, err)
+	case p != nil:
+		c.Set(ctxPrincipal, p)
+	}
+	c.Next()
+}
+
+// rateLimit applies the standard or bulk allowance of the caller: the API key
+// or user when identified, else the client address. Every answer carries the
+// X-RateLimit headers.
+func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
+	limit, class := s.cfg.RateLimitPerMinute, "std"
+	if bulk {
+		limit, class = s.cfg.RateLimitBulkPerMinute, "bulk"
+	}
+	return func(c *gin.Context) {
+		var who string
+		if v, ok := c.Get(ctxPrincipal); ok {
+			p := v.(*identity.Principal)
+			if p.APIKeyID != nil {
+				who = "key:" + p.APIKeyID.String()
+			} else {
+				who = "user:" + p.UserID.String()
+			}
+		} else {
+			who = "ip:" + c.ClientIP()
+		}
+		res, err := s.limiter.AllowPerMinute(c.Request.Context(), "wharf:"+class+":"+who, limit)
+		if err != nil {
+			// Redis trouble must not take the API down with it: let the
+			// request through and say so in the logs.
+			s.log.Warn("rate limiter unavailable; request allowed", "error", err)
+			c.Header("X-RateLimit-Limit", strconv.Itoa(limit))
+			c.Next()
+			return
+		}
+		c.Header("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+		c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+		c.Header("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Add(time.Second-1).Unix(), 10))
+		if !res.Allowed {
+			c.Header("Retry-After", strconv.Itoa(int(res.RetryAfter.Seconds()+0.999)))
+			s.fail(c, apperr.TooManyf("rate limit exceeded: %d requests per minute; retry in %d seconds",
+				limit, int(res.RetryAfter.Seconds()+0.999)))
+			return
+		}
+		c.Next()
+	}
+}
+
+// authorize enforces a route's Access: 401 without valid credentials, 403
+// without the permission.
+func (s *Server) authorize(r route) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !r.Access.NeedsAuth() {
+			c.Next()
+			return
+		}
+		v, ok := c.Get(ctxPrincipal)
+		if !ok {
+			if err, ok := c.Get(ctxAuthErr); ok {
+				s.fail(c, err.(error))
+			} else {
+				s.fail(c, apperr.Unauthorizedf("authentication required: send 'Authorization: Bearer <token>' or 'X-API-Key: <key>'"))
+			}
+			return
+		}
+		p := v.(*identity.Principal)
+		if r.SessionOnly && p.ViaAPIKey() {
+			s.fail(c, apperr.Forbiddenf("this endpoint needs a user session; API keys cannot use it"))
+			return
+		}
+		if !r.Access.allows(p, c) {
+			s.fail(c, apperr.Forbiddenf("insufficient permissions: requires %s", strings.ReplaceAll(r.Access.String(), "`", "")))
+			return
+		}
+		c.Next()
+	}
+}

@@ -1,0 +1,194 @@
+// Package api is the HTTP layer: the gin router, its middleware (request log,
+// panic recovery, authentication, rate limiting, RBAC) and one file per
+// resource group. Handlers bind the request, call a domain package and map
+// the result to the spec's JSON; business rules live under internal/.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/database"
+	"wharf/internal/identity"
+	"wharf/internal/orgsettings"
+	"wharf/internal/ratelimit"
+)
+
+// Config is what the HTTP layer needs from the api configuration.
+type Config struct {
+	RateLimitPerMinute     int
+	RateLimitBulkPerMinute int
+	TrustedProxies         []string
+	MonitoringUser         string
+	MonitoringPassword     string
+}
+
+// Deps are the domain services and connections the handlers use.
+type Deps struct {
+	Config     Config
+	Log        *slog.Logger
+	DB         *gorm.DB
+	Redis      *redis.Client
+	Identity   *identity.Service
+	Settings   *orgsettings.Service
+	Limiter    *ratelimit.Limiter
+	Monitoring http.Handler // the asynq web UI, mounted at /monitoring
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	Deps
+	cfg      Config
+	identity *identity.Service
+	settings *orgsettings.Service
+	limiter  *ratelimit.Limiter
+	log      *slog.Logger
+	monAuth  *monitoringAuth
+}
+
+// New builds the server.
+func New(d Deps) *Server {
+	return &Server{Deps: d, cfg: d.Config, identity: d.Identity, settings: d.Settings, limiter: d.Limiter, log: d.Log,
+		monAuth: newMonitoringAuth(d.Identity, d.Config.MonitoringUser, d.Config.MonitoringPassword)}
+}
+
+// route is one row of the router table.
+type route struct {
+	Method, Path string
+	Access       Access
+	// Bulk routes draw on the bulk allowance (RATE_LIMIT_BULK_PER_MINUTE)
+	// instead of the standard one.
+	Bulk bool
+	// SessionOnly routes refuse API keys: a leaked key must not be able to
+	// mint more keys, switch organization or change the password.
+	SessionOnly bool
+	Handler     gin.HandlerFunc
+}
+
+// RouteInfo describes a route for tests and documentation.
+type RouteInfo struct {
+	Method, Path string
+	Access       Access
+	Bulk         bool
+	SessionOnly  bool
+}
+
+// routes is the router table: every /api route with the access it requires.
+func (s *Server) routes() []route {
+	return []route{
+		// Authentication and session
+		{Method: "POST", Path: "/api/auth/register", Access: Public(), Handler: s.register},
+		{Method: "POST", Path: "/api/auth/login", Access: Public(), Handler: s.login},
+		{Method: "POST", Path: "/api/auth/refresh", Access: Public(), Handler: s.refresh},
+		{Method: "POST", Path: "/api/auth/logout", Access: Public(), Handler: s.logout},
+		{Method: "POST", Path: "/api/auth/switch-org", Access: Authenticated(), SessionOnly: true, Handler: s.switchOrg},
+		{Method: "GET", Path: "/api/me", Access: Authenticated(), Handler: s.me},
+		{Method: "PUT", Path: "/api/me/password", Access: Authenticated(), SessionOnly: true, Handler: s.changePassword},
+		{Method: "GET", Path: "/api/me/organizations", Access: Authenticated(), Handler: s.myOrganizations},
+
+		// API keys
+		{Method: "GET", Path: "/api/api-keys", Access: Perm("api_keys:read"), Handler: s.listAPIKeys},
+		{Method: "POST", Path: "/api/api-keys", Access: Perm("api_keys:create"), SessionOnly: true, Handler: s.createAPIKey},
+		{Method: "DELETE", Path: "/api/api-keys/:id", Access: Perm("api_keys:delete"), Handler: s.deleteAPIKey},
+
+		// Users, roles and permissions
+		{Method: "GET", Path: "/api/users", Access: Perm("users:read"), Handler: s.listUsers},
+		{Method: "GET", Path: "/api/users/:id", Access: Perm("users:read"), Handler: s.getUser},
+		{Method: "POST", Path: "/api/users", Access: Perm("users:create"), Handler: s.createUser},
+		{Method: "PUT", Path: "/api/users/:id", Access: Perm("users:update"), Handler: s.updateUser},
+		{Method: "DELETE", Path: "/api/users/:id", Access: Perm("users:delete"), Handler: s.deleteUser},
+		{Method: "PUT", Path: "/api/users/:id/availability", Access: SelfOr("id", "users:update"), Handler: s.setAvailability},
+		{Method: "GET", Path: "/api/permissions", Access: Perm("roles:read"), Handler: s.listPermissions},
+		{Method: "GET", Path: "/api/roles", Access: Perm("roles:read"), Handler: s.listRoles},
+		{Method: "GET", Path: "/api/roles/:id", Access: Perm("roles:read"), Handler: s.getRole},
+		{Method: "POST", Path: "/api/roles", Access: Perm("roles:create"), Handler: s.createRole},
+		{Method: "PUT", Path: "/api/roles/:id", Access: Perm("roles:update"), Handler: s.updateRole},
+		{Method: "DELETE", Path: "/api/roles/:id", Access: Perm("roles:delete"), Handler: s.deleteRole},
+
+		// Organizations and members
+		{Method: "GET", Path: "/api/organizations", Access: SuperAdminOr("organizations:read"), Handler: s.listOrganizations},
+		{Method: "GET", Path: "/api/organizations/current", Access: Authenticated(), Handler: s.currentOrganization},
+		{Method: "POST", Path: "/api/organizations", Access: SuperAdminOr("organizations:write"), Handler: s.createOrganization},
+		{Method: "GET", Path: "/api/organizations/members", Access: Perm("users:read"), Handler: s.listMembers},
+		{Method: "POST", Path: "/api/organizations/members", Access: Perm("users:create"), Handler: s.addMember},
+		{Method: "PUT", Path: "/api/organizations/members/:member_id", Access: Perm("users:update"), Handler: s.updateMember},
+		{Method: "DELETE", Path: "/api/organizations/members/:member_id", Access: Perm("users:delete"), Handler: s.removeMember},
+
+		// Organization settings (two families over the same values)
+		{Method: "GET", Path: "/api/organizations/settings", Access: Perm("settings:read"), Handler: s.getOrgSettingsShort},
+		{Method: "PUT", Path: "/api/organizations/settings", Access: Perm("settings:update"), Handler: s.putOrgSettingsShort},
+		{Method: "GET", Path: "/api/org/settings", Access: Perm("settings:read"), Handler: s.getOrgSettings},
+		{Method: "PUT", Path: "/api/org/settings", Access: Perm("settings:update"), Handler: s.putOrgSettings},
+		{Method: "POST", Path: "/api/org/audio", Access: Perm("organizations:write"), Bulk: true, Handler: s.uploadAudio},
+	}
+}
+
+// Routes lists the router table.
+func (s *Server) Routes() []RouteInfo {
+	rs := s.routes()
+	out := make([]RouteInfo, len(rs))
+	for i, r := range rs {
+		out[i] = RouteInfo{Method: r.Method, Path: r.Path, Access: r.Access, Bulk: r.Bulk, SessionOnly: r.SessionOnly}
+	}
+	return out
+}
+
+var errNoRoute = apperr.NotFoundf("route not found")
+
+// Handler builds the gin engine.
+func (s *Server) Handler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	if err := r.SetTrustedProxies(s.cfg.TrustedProxies); err != nil {
+		s.log.Warn("invalid TRUSTED_PROXIES; trusting none", "error", err)
+		_ = r.SetTrustedProxies(nil)
+	}
+	r.Use(s.requestLog, s.recoverPanic)
+	r.NoRoute(s.identify, s.rateLimit(false), func(c *gin.Context) { s.fail(c, errNoRoute) })
+	r.NoMethod(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, envelope{Status: "error", Message: "method not allowed", Data: nil})
+	})
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	if s.Monitoring != nil {
+		mon := []gin.HandlerFunc{s.monitoringGate, gin.WrapH(s.Monitoring)}
+		r.Any("/monitoring", mon...)
+		r.Any("/monitoring/*path", mon...)
+	}
+	for _, rt := range s.routes() {
+		r.Handle(rt.Method, rt.Path, s.identify, s.rateLimit(rt.Bulk), s.authorize(rt), rt.Handler)
+	}
+	return r
+}
+
+func (s *Server) healthz(c *gin.Context) { ok(c, http.StatusOK, gin.H{"status": "alive"}) }
+
+// readyz reports whether PostgreSQL and Redis answer; a load balancer stops
+// sending traffic to a replica that cannot reach them.
+func (s *Server) readyz(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	var down []string
+	if err := database.Ping(ctx, s.DB); err != nil {
+		down = append(down, "database")
+	}
+	if err := s.Redis.Ping(ctx).Err(); err != nil {
+		down = append(down, "redis")
+	}
+	if len(down) > 0 {
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, envelope{Status: "error",
+			Message: "not ready: " + strings.Join(down, " and ") + " unreachable", Data: nil})
+		return
+	}
+	ok(c, http.StatusOK, gin.H{"database": "ok", "redis": "ok"})
+}

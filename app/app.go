@@ -1,0 +1,244 @@
+// Package app builds each binary's dependency graph from its configuration.
+// The mains in cmd/ and the end-to-end tests share it, so tests run exactly
+// the wiring that production runs.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"wharf/api"
+	"wharf/internal/audio"
+	"wharf/internal/config"
+	"wharf/internal/database"
+	"wharf/internal/identity"
+	"wharf/internal/orgsettings"
+	"wharf/internal/ratelimit"
+	"wharf/internal/secrets"
+	"wharf/internal/storage"
+	"wharf/jobs"
+	"wharf/scheduler"
+	"wharf/worker"
+)
+
+// Logger builds the process logger from LOG_LEVEL and LOG_FORMAT.
+func Logger(c config.Common) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(c.LogLevel)))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// closers releases resources in reverse order of acquisition.
+type closers []func()
+
+func (cs *closers) add(f func()) { *cs = append(*cs, f) }
+
+func (cs closers) close() {
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+// infra is what every process connects to.
+type infra struct {
+	DB      *gorm.DB
+	Redis   *redis.Client
+	AsynqRC asynq.RedisConnOpt
+	Asynq   *asynq.Client
+	Enq     *jobs.Enqueuer
+}
+
+func connect(ctx context.Context, c config.Common, log *slog.Logger, cs *closers) (*infra, error) {
+	db, err := database.Open(ctx, c.DatabaseURL, log)
+	if err != nil {
+		return nil, err
+	}
+	cs.add(func() { database.Close(db) })
+	ropts, err := redis.ParseURL(c.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
+	cs.add(func() { _ = rdb.Close() })
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("connect to redis: %w", err)
+	}
+	rc, err := asynq.ParseRedisURI(c.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	client := asynq.NewClient(rc)
+	cs.add(func() { _ = client.Close() })
+	return &infra{DB: db, Redis: rdb, AsynqRC: rc, Asynq: client, Enq: jobs.NewEnqueuer(client)}, nil
+}
+
+func (in *infra) ping(ctx context.Context) error {
+	if err := database.Ping(ctx, in.DB); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	if err := in.Redis.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
+
+// API is the assembled api process.
+type API struct {
+	Handler http.Handler
+	Server  *api.Server
+	DB      *gorm.DB
+	Redis   *redis.Client
+	closers closers
+}
+
+// Close releases the api's connections.
+func (a *API) Close() { a.closers.close() }
+
+// Migrate creates the database if needed and applies pending migrations.
+func Migrate(ctx context.Context, dsn string, log *slog.Logger) error {
+	if err := database.EnsureDatabase(ctx, dsn); err != nil {
+		return err
+	}
+	return database.Migrate(ctx, dsn, log)
+}
+
+// NewAPI migrates, connects, bootstraps the first admin when there is no user
+// yet, and builds the HTTP handler.
+func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err error) {
+	a := &API{}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if err := Migrate(ctx, c.DatabaseURL, log); err != nil {
+		return nil, err
+	}
+	in, err := connect(ctx, c.Common, log, &a.closers)
+	if err != nil {
+		return nil, err
+	}
+	box, err := secrets.New(c.EncryptionKey)
+	if err != nil {
+		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+	}
+	store, err := storage.NewLocal(c.StorageDir)
+	if err != nil {
+		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
+	}
+	transcoder, err := audio.NewTranscoder(c.FFmpegPath)
+	if err != nil {
+		return nil, fmt.Errorf("FFMPEG_PATH: %w", err)
+	}
+	ids := identity.NewService(in.DB, identity.NewTokens(c.JWTSecret, c.AccessTokenTTL, c.RefreshTokenTTL), in.Enq, log)
+	created, err := ids.Bootstrap(ctx, identity.BootstrapInput{Email: c.BootstrapAdminEmail, Password: c.BootstrapAdminPassword, OrgName: c.BootstrapOrgName})
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	if created {
+		log.Info("created the bootstrap admin and organization", "email", c.BootstrapAdminEmail, "organization", c.BootstrapOrgName)
+	}
+	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: in.AsynqRC})
+	a.closers.add(func() { _ = mon.Close() })
+	a.DB, a.Redis = in.DB, in.Redis
+	a.Server = api.New(api.Deps{
+		Config: api.Config{
+			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
+			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
+		},
+		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids,
+		Settings:   orgsettings.NewService(in.DB, box, store, transcoder),
+		Limiter:    ratelimit.New(in.Redis),
+		Monitoring: mon,
+	})
+	a.Handler = a.Server.Handler()
+	return a, nil
+}
+
+// Worker is the assembled worker process.
+type Worker struct {
+	Server  *asynq.Server
+	Mux     *asynq.ServeMux
+	infra   *infra
+	closers closers
+}
+
+// Ping checks the worker's connections, for its health endpoint.
+func (w *Worker) Ping(ctx context.Context) error { return w.infra.ping(ctx) }
+
+// Close releases the worker's connections.
+func (w *Worker) Close() { w.closers.close() }
+
+// NewWorker connects and registers every job handler.
+func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worker, err error) {
+	w := &Worker{}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	in, err := connect(ctx, c.Common, log, &w.closers)
+	if err != nil {
+		return nil, err
+	}
+	w.infra = in
+	ids := identity.NewService(in.DB, nil, nil, log)
+	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
+	w.Mux = worker.NewMux(log)
+	(&worker.Handlers{Log: log, Identity: ids}).Register(w.Mux)
+	return w, nil
+}
+
+// Scheduler is the assembled scheduler process.
+type Scheduler struct {
+	*scheduler.Scheduler
+	infra   *infra
+	closers closers
+}
+
+// Ping checks the scheduler's connections, for its health endpoint.
+func (s *Scheduler) Ping(ctx context.Context) error { return s.infra.ping(ctx) }
+
+// Close releases the scheduler's connections.
+func (s *Scheduler) Close() { s.closers.close() }
+
+// NewScheduler connects and loads the default entries.
+func NewScheduler(ctx context.Context, c config.Scheduler, log *slog.Logger) (_ *Scheduler, err error) {
+	s := &Scheduler{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	in, err := connect(ctx, c.Common, log, &s.closers)
+	if err != nil {
+		return nil, err
+	}
+	s.infra = in
+	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries())
+	return s, nil
+}
+
+// PingRedis checks that the Redis at url answers.
+func PingRedis(ctx context.Context, url string) error {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	return rdb.Ping(ctx).Err()
+}

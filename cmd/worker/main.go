@@ -1,0 +1,43 @@
+// Command worker runs the background jobs. On SIGTERM it stops taking tasks,
+// gives in-flight ones SHUTDOWN_TIMEOUT to finish, and returns the rest to
+// their queue.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"wharf/app"
+	"wharf/internal/config"
+	"wharf/worker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.LoadWorker()
+	if err != nil {
+		return err
+	}
+	log := app.Logger(cfg.Common)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	w, err := app.NewWorker(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	app.ServeHealth(ctx, cfg.HealthAddr, log, w.Ping)
+	log.Info("worker started", "concurrency", cfg.Concurrency)
+	err = worker.Run(ctx, w.Server, w.Mux)
+	log.Info("worker stopped")
+	return err
+}

@@ -1,0 +1,268 @@
+// Package config reads each binary's settings from environment variables.
+//
+// Every binary has its own struct so that a worker does not demand an HTTP
+// address and the scheduler does not demand an encryption key. Values that
+// would be unsafe to default (signing and encryption keys, the bootstrap
+// password) have no default: `make run` generates them into a git-ignored
+// file, and a production deployment must set them.
+package config
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Common holds what every binary needs.
+type Common struct {
+	DatabaseURL string `env:"DATABASE_URL" envDefault:"postgres://postgres@127.0.0.1:5432/wharf?sslmode=disable"`
+	RedisURL    string `env:"REDIS_URL" envDefault:"redis://127.0.0.1:6379/0"`
+	LogLevel    string `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat   string `env:"LOG_FORMAT" envDefault:"text"`
+	// ShutdownTimeout bounds how long a binary waits for in-flight work after SIGTERM.
+	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"30s"`
+	// HealthAddr, when set, makes the worker and scheduler answer GET
+	// /healthz on this address (the api serves /healthz on HTTP_ADDR).
+	HealthAddr string `env:"HEALTH_ADDR"`
+}
+
+// Secrets holds the keys that protect data at rest; api and worker need them.
+type Secrets struct {
+	// EncryptionKey is the raw 32-byte AES-256 key, decoded from hex or base64.
+	EncryptionKey    []byte `env:"-"`
+	EncryptionKeyRaw string `env:"ENCRYPTION_KEY,required,notEmpty"`
+}
+
+// API configures bin/api.
+type API struct {
+	Common
+	Secrets
+	HTTPAddr       string   `env:"HTTP_ADDR" envDefault:":8080"`
+	PublicURL      string   `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
+	JWTSecret      string   `env:"JWT_SECRET,required,notEmpty"`
+	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
+
+	AccessTokenTTL  time.Duration `env:"ACCESS_TOKEN_TTL" envDefault:"1h"`
+	RefreshTokenTTL time.Duration `env:"REFRESH_TOKEN_TTL" envDefault:"168h"`
+
+	RateLimitPerMinute     int `env:"RATE_LIMIT_PER_MINUTE" envDefault:"100"`
+	RateLimitBulkPerMinute int `env:"RATE_LIMIT_BULK_PER_MINUTE" envDefault:"10"`
+
+	PlatformAPIURL string `env:"PLATFORM_API_URL" envDefault:"http://127.0.0.1:8090"`
+	StorageDir     string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+
+	BootstrapAdminEmail    string `env:"BOOTSTRAP_ADMIN_EMAIL" envDefault:"admin@wharf.local"`
+	BootstrapAdminPassword string `env:"BOOTSTRAP_ADMIN_PASSWORD"`
+	BootstrapOrgName       string `env:"BOOTSTRAP_ORG_NAME" envDefault:"Wharf"`
+
+	// MonitoringUser and MonitoringPassword are an optional operator credential
+	// for the asynq UI, for operators who are not super admins of the product.
+	MonitoringUser     string `env:"MONITORING_USER"`
+	MonitoringPassword string `env:"MONITORING_PASSWORD"`
+
+	FFmpegPath string `env:"FFMPEG_PATH" envDefault:"ffmpeg"`
+}
+
+// Worker configures bin/worker.
+type Worker struct {
+	Common
+	Secrets
+	Concurrency    int    `env:"WORKER_CONCURRENCY" envDefault:"10"`
+	PlatformAPIURL string `env:"PLATFORM_API_URL" envDefault:"http://127.0.0.1:8090"`
+	StorageDir     string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+}
+
+// Scheduler configures bin/scheduler.
+type Scheduler struct {
+	Common
+	// LeaderTTL is how long a scheduler holds leadership without renewing it;
+	// a standby takes over at most this long after the leader dies.
+	LeaderTTL time.Duration `env:"SCHEDULER_LEADER_TTL" envDefault:"10s"`
+}
+
+// LoadAPI reads and validates the api configuration.
+func LoadAPI() (API, error) { return LoadAPIFrom(nil) }
+
+// LoadAPIFrom is LoadAPI with an explicit environment (nil means the process
+// environment); tests use it.
+func LoadAPIFrom(environ map[string]string) (API, error) {
+	var c API
+	if err := parse(&c, environ); err != nil {
+		return c, err
+	}
+	var errs []error
+	errs = append(errs, c.Common.validate()...)
+	errs = append(errs, c.Secrets.decode()...)
+	if len(c.JWTSecret) < 32 {
+		errs = append(errs, errors.New("JWT_SECRET must be at least 32 characters"))
+	}
+	if c.AccessTokenTTL <= 0 {
+		errs = append(errs, errors.New("ACCESS_TOKEN_TTL must be positive"))
+	}
+	if c.RefreshTokenTTL <= c.AccessTokenTTL {
+		errs = append(errs, errors.New("REFRESH_TOKEN_TTL must be longer than ACCESS_TOKEN_TTL"))
+	}
+	if c.RateLimitPerMinute <= 0 {
+		errs = append(errs, errors.New("RATE_LIMIT_PER_MINUTE must be positive"))
+	}
+	if c.RateLimitBulkPerMinute <= 0 {
+		errs = append(errs, errors.New("RATE_LIMIT_BULK_PER_MINUTE must be positive"))
+	}
+	if err := httpURL(c.PlatformAPIURL); err != nil {
+		errs = append(errs, fmt.Errorf("PLATFORM_API_URL %w", err))
+	}
+	if err := httpURL(c.PublicURL); err != nil {
+		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
+	}
+	if c.StorageDir == "" {
+		errs = append(errs, errors.New("STORAGE_DIR must not be empty"))
+	}
+	if !strings.Contains(c.BootstrapAdminEmail, "@") {
+		errs = append(errs, errors.New("BOOTSTRAP_ADMIN_EMAIL must be an email address"))
+	}
+	if (c.MonitoringUser == "") != (c.MonitoringPassword == "") {
+		errs = append(errs, errors.New("MONITORING_USER and MONITORING_PASSWORD must be set together"))
+	}
+	return c, errors.Join(errs...)
+}
+
+// LoadWorker reads and validates the worker configuration.
+func LoadWorker() (Worker, error) { return LoadWorkerFrom(nil) }
+
+// LoadWorkerFrom is LoadWorker with an explicit environment.
+func LoadWorkerFrom(environ map[string]string) (Worker, error) {
+	var c Worker
+	if err := parse(&c, environ); err != nil {
+		return c, err
+	}
+	var errs []error
+	errs = append(errs, c.Common.validate()...)
+	errs = append(errs, c.Secrets.decode()...)
+	if c.Concurrency <= 0 {
+		errs = append(errs, errors.New("WORKER_CONCURRENCY must be positive"))
+	}
+	if err := httpURL(c.PlatformAPIURL); err != nil {
+		errs = append(errs, fmt.Errorf("PLATFORM_API_URL %w", err))
+	}
+	return c, errors.Join(errs...)
+}
+
+// LoadScheduler reads and validates the scheduler configuration.
+func LoadScheduler() (Scheduler, error) { return LoadSchedulerFrom(nil) }
+
+// LoadSchedulerFrom is LoadScheduler with an explicit environment.
+func LoadSchedulerFrom(environ map[string]string) (Scheduler, error) {
+	var c Scheduler
+	if err := parse(&c, environ); err != nil {
+		return c, err
+	}
+	errs := c.Common.validate()
+	if c.LeaderTTL < time.Second {
+		errs = append(errs, errors.New("SCHEDULER_LEADER_TTL must be at least 1s"))
+	}
+	return c, errors.Join(errs...)
+}
+
+func parse(v any, environ map[string]string) error {
+	opts := env.Options{}
+	if environ != nil {
+		opts.Environment = environ
+	}
+	err := env.ParseWithOptions(v, opts)
+	if err == nil {
+		return nil
+	}
+	// Parse errors name the Go field; operators need the variable.
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	vars := envNames(reflect.TypeOf(v).Elem())
+	msgs := make([]error, 0, len(agg.Errors))
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) && vars[pe.Name] != "" {
+			e = fmt.Errorf("%s: invalid value: %v", vars[pe.Name], pe.Err)
+		}
+		msgs = append(msgs, e)
+	}
+	return fmt.Errorf("configuration: %w", errors.Join(msgs...))
+}
+
+// envNames maps struct field names to their environment variable names,
+// through embedded structs.
+func envNames(t reflect.Type) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for k, v := range envNames(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("env"), ","); name != "" && name != "-" {
+			out[f.Name] = name
+		}
+	}
+	return out
+}
+
+func (c Common) validate() []error {
+	var errs []error
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+	}
+	if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+		errs = append(errs, errors.New("REDIS_URL must be a redis:// or rediss:// URL"))
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, errors.New("LOG_LEVEL must be one of debug, info, warn, error"))
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		errs = append(errs, errors.New("LOG_FORMAT must be text or json"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("SHUTDOWN_TIMEOUT must be positive"))
+	}
+	return errs
+}
+
+// decode accepts the key as 64 hex characters or as base64 of 32 bytes, the
+// two forms `openssl rand` produces.
+func (s *Secrets) decode() []error {
+	raw := strings.TrimSpace(s.EncryptionKeyRaw)
+	if raw == "" {
+		return nil // already reported as required
+	}
+	if b, err := hex.DecodeString(raw); err == nil && len(b) == 32 {
+		s.EncryptionKey = b
+		return nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(raw); err == nil && len(b) == 32 {
+			s.EncryptionKey = b
+			return nil
+		}
+	}
+	return []error{errors.New("ENCRYPTION_KEY must be 32 bytes, given as 64 hex characters or base64")}
+}
+
+func httpURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an http(s) URL with a host")
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"wharf/internal/config"
+)
+
+func base() map[string]string {
+	return map[string]string{
+		"JWT_SECRET":     strings.Repeat("s", 32),
+		"ENCRYPTION_KEY": strings.Repeat("ab", 32),
+	}
+}
+
+func TestAPIDefaults(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != ":8080" || c.AccessTokenTTL != time.Hour || c.RefreshTokenTTL != 168*time.Hour ||
+		c.RateLimitPerMinute != 100 || c.RateLimitBulkPerMinute != 10 || len(c.EncryptionKey) != 32 ||
+		c.BootstrapAdminEmail == "" || c.BootstrapOrgName == "" || c.StorageDir == "" || c.PlatformAPIURL == "" {
+		t.Fatalf("defaults %+v", c)
+	}
+}
+
+func TestMissingOrInvalidValuesNameTheVariable(t *testing.T) {
+	cases := map[string]struct {
+		set  map[string]string
+		drop string
+		want string
+	}{
+		"no jwt secret":      {drop: "JWT_SECRET", want: "JWT_SECRET"},
+		"no encryption key":  {drop: "ENCRYPTION_KEY", want: "ENCRYPTION_KEY"},
+		"short jwt secret":   {set: map[string]string{"JWT_SECRET": "short"}, want: "JWT_SECRET"},
+		"bad key":            {set: map[string]string{"ENCRYPTION_KEY": "not-a-key"}, want: "ENCRYPTION_KEY"},
+		"16-byte key":        {set: map[string]string{"ENCRYPTION_KEY": strings.Repeat("ab", 16)}, want: "ENCRYPTION_KEY"},
+		"bad db url":         {set: map[string]string{"DATABASE_URL": "mysql://x"}, want: "DATABASE_URL"},
+		"bad redis url":      {set: map[string]string{"REDIS_URL": "http://x"}, want: "REDIS_URL"},
+		"bad platform url":   {set: map[string]string{"PLATFORM_API_URL": "nope"}, want: "PLATFORM_API_URL"},
+		"bad ttl":            {set: map[string]string{"ACCESS_TOKEN_TTL": "soon"}, want: "ACCESS_TOKEN_TTL"},
+		"refresh <= access":  {set: map[string]string{"REFRESH_TOKEN_TTL": "30m"}, want: "REFRESH_TOKEN_TTL"},
+		"zero rate limit":    {set: map[string]string{"RATE_LIMIT_PER_MINUTE": "0"}, want: "RATE_LIMIT_PER_MINUTE"},
+		"bad bulk limit":     {set: map[string]string{"RATE_LIMIT_BULK_PER_MINUTE": "ten"}, want: "RATE_LIMIT_BULK_PER_MINUTE"},
+		"half monitoring":    {set: map[string]string{"MONITORING_USER": "ops"}, want: "MONITORING_PASSWORD"},
+		"bad bootstrap mail": {set: map[string]string{"BOOTSTRAP_ADMIN_EMAIL": "admin"}, want: "BOOTSTRAP_ADMIN_EMAIL"},
+		"bad log level":      {set: map[string]string{"LOG_LEVEL": "loud"}, want: "LOG_LEVEL"},
+	}
+	for name, c := range cases {
+		env := base()
+		delete(env, c.drop)
+		for k, v := range c.set {
+			env[k] = v
+		}
+		_, err := config.LoadAPIFrom(env)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v does not name %s", name, err, c.want)
+		}
+	}
+}
+
+func TestEncryptionKeyAcceptsHexAndBase64(t *testing.T) {
+	for _, k := range []string{strings.Repeat("0f", 32), "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="} {
+		env := base()
+		env["ENCRYPTION_KEY"] = k
+		c, err := config.LoadAPIFrom(env)
+		if err != nil || len(c.EncryptionKey) != 32 {
+			t.Fatalf("key %q: %v", k, err)
+		}
+	}
+}
+
+func TestWorkerAndSchedulerNeedLess(t *testing.T) {
+	if _, err := config.LoadWorkerFrom(map[string]string{"ENCRYPTION_KEY": strings.Repeat("ab", 32)}); err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	if _, err := config.LoadWorkerFrom(map[string]string{}); err == nil || !strings.Contains(err.Error(), "ENCRYPTION_KEY") {
+		t.Fatalf("worker without key: %v", err)
+	}
+	if _, err := config.LoadSchedulerFrom(map[string]string{}); err != nil {
+		t.Fatalf("scheduler: %v", err)
+	}
+}

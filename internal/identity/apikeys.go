@@ -1,0 +1,156 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/tenant"
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// API key format: the literal prefix and 32 lowercase hex characters.
+const (
+	apiKeyPrefix    = "whm_"
+	apiKeyPrefixLen = 8 // key_prefix shown in lists: "whm_" + 4 hex
+)
+
+var apiKeyFormat = regexp.MustCompile(`^whm_[0-9a-f]{32}$`)
+
+// CreatedAPIKey carries the plaintext key, which exists only in this answer.
+type CreatedAPIKey struct {
+	models.APIKey
+	Key string
+}
+
+// CreateAPIKey creates a key that acts as p in p's organization.
+func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string, expiresAt *time.Time) (*CreatedAPIKey, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, apperr.Invalidf("name is required")
+	}
+	if len([]rune(name)) > 100 {
+		return nil, apperr.Invalidf("name must be at most 100 characters")
+	}
+	if expiresAt != nil && !expiresAt.After(s.now()) {
+		return nil, apperr.Invalidf("expires_at must be in the future")
+	}
+	key, hash, err := newOpaqueToken(apiKeyPrefix, 16)
+	if err != nil {
+		return nil, err
+	}
+	row := models.APIKey{OrganizationID: p.OrgID, UserID: p.UserID, Name: name, KeyHash: hash,
+		KeyPrefix: key[:apiKeyPrefixLen], ExpiresAt: expiresAt}
+	if expiresAt != nil {
+		t := expiresAt.UTC()
+		row.ExpiresAt = &t
+	}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return nil, err
+	}
+	return &CreatedAPIKey{APIKey: row, Key: key}, nil
+}
+
+// ListAPIKeys lists the organization's keys, newest first.
+func (s *Service) ListAPIKeys(ctx context.Context, orgID uuid.UUID) ([]models.APIKey, error) {
+	var out []models.APIKey
+	err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Order("created_at DESC").Find(&out).Error
+	return out, err
+}
+
+// DeleteAPIKey revokes a key. Keys are looked up on every request, so the
+// revocation holds at once on every replica.
+func (s *Service) DeleteAPIKey(ctx context.Context, orgID, id uuid.UUID) error {
+	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.APIKey{}, "id = ?", id)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return apperr.NotFoundf("API key not found")
+	}
+	return nil
+}
+
+// AuthenticateAPIKey finds the key by its SHA-256 hash (one indexed lookup, no
+// password hashing per request) and returns the principal of its creator.
+func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principal, error) {
+	if !apiKeyFormat.MatchString(key) {
+		return nil, apperr.Unauthorizedf("invalid API key")
+	}
+	var k models.APIKey
+	err := s.db.WithContext(ctx).Take(&k, "key_hash = ?", hashToken(key)).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, apperr.Unauthorizedf("invalid API key")
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if k.ExpiresAt != nil && !k.ExpiresAt.After(now) {
+		return nil, apperr.Unauthorizedf("API key has expired")
+	}
+	p, err := loadPrincipal(ctx, s.db, k.UserID, k.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	p.APIKeyID = &k.ID
+	s.usage.record(ctx, k.OrganizationID, k.ID, k.LastUsedAt, now)
+	return p, nil
+}
+
+// TouchAPIKey stores a use time; it only moves last_used_at forward, so a
+// late or repeated task changes nothing.
+func (s *Service) TouchAPIKey(ctx context.Context, orgID, id uuid.UUID, at time.Time) error {
+	return s.db.WithContext(ctx).Model(&models.APIKey{}).Scopes(tenant.Scope(orgID)).
+		Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, at).
+		Update("last_used_at", at.UTC()).Error
+}
+
+// touchEvery is the resolution of last_used_at.
+const touchEvery = time.Minute
+
+// keyUsage turns per-request key use into at most one apikey:touch job per
+// key and minute per api process (and, through the task id, across processes).
+type keyUsage struct {
+	enq  *jobs.Enqueuer
+	log  *slog.Logger
+	mu   sync.Mutex
+	last map[uuid.UUID]time.Time
+}
+
+func newKeyUsage(enq *jobs.Enqueuer, log *slog.Logger) *keyUsage {
+	return &keyUsage{enq: enq, log: log, last: map[uuid.UUID]time.Time{}}
+}
+
+func (u *keyUsage) record(ctx context.Context, orgID, keyID uuid.UUID, stored *time.Time, now time.Time) {
+	if u.enq == nil || (stored != nil && now.Sub(*stored) < touchEvery) {
+		return
+	}
+	u.mu.Lock()
+	if t, ok := u.last[keyID]; ok && now.Sub(t) < touchEvery {
+		u.mu.Unlock()
+		return
+	}
+	u.last[keyID] = now
+	if len(u.last) > 10_000 { // forget keys not seen for a while
+		for id, t := range u.last {
+			if now.Sub(t) > touchEvery {
+				delete(u.last, id)
+			}
+		}
+	}
+	u.mu.Unlock()
+	_, err := u.enq.Enqueue(context.WithoutCancel(ctx), jobs.APIKeyTouch{OrganizationID: orgID, APIKeyID: keyID, UsedAt: now})
+	if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+		u.log.Warn("cannot record API key use", "api_key_id", keyID, "error", err)
+	}
+}

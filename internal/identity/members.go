@@ -1,0 +1,144 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/paging"
+	"wharf/internal/tenant"
+	"wharf/models"
+)
+
+// MemberView is one membership of the organization.
+type MemberView struct {
+	ID             uuid.UUID
+	UserID         uuid.UUID
+	OrganizationID uuid.UUID
+	RoleID         uuid.UUID
+	RoleName       string
+	IsDefault      bool
+	Email          string
+	FullName       string
+	IsActive       bool
+	CreatedAt      time.Time
+}
+
+const memberViewSQL = `
+SELECT m.id, m.user_id, m.organization_id, m.role_id, r.name AS role_name, m.is_default,
+       u.email, u.full_name, u.is_active, m.created_at
+FROM organization_members m
+JOIN users u ON u.id = m.user_id
+JOIN roles r ON r.id = m.role_id
+WHERE m.organization_id = @org`
+
+// ListMembers lists the organization's members.
+func (s *Service) ListMembers(ctx context.Context, orgID uuid.UUID, search string, pg paging.Params) ([]MemberView, int64, error) {
+	where := ""
+	args := map[string]any{"org": orgID, "limit": pg.Limit, "offset": pg.Offset()}
+	if search = strings.TrimSpace(search); search != "" {
+		where = " AND (u.full_name ILIKE @q OR u.email ILIKE @q)"
+		args["q"] = paging.Contains(search)
+	}
+	var total int64
+	if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM ("+memberViewSQL+where+") t", args).Scan(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	var out []MemberView
+	err := s.db.WithContext(ctx).Raw(memberViewSQL+where+" ORDER BY m.created_at, u.email LIMIT @limit OFFSET @offset", args).Scan(&out).Error
+	return out, total, err
+}
+
+// AddMemberInput names an existing user by id or email.
+type AddMemberInput struct {
+	UserID *uuid.UUID
+	Email  string
+	RoleID *uuid.UUID
+}
+
+// AddMember makes an existing user a member of the caller's organization.
+func (s *Service) AddMember(ctx context.Context, p *Principal, in AddMemberInput) error {
+	if in.UserID == nil && strings.TrimSpace(in.Email) == "" {
+		return apperr.Invalidf("user_id or email is required")
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var u models.User
+		q := tx.Model(&models.User{})
+		if in.UserID != nil {
+			q = q.Where("id = ?", *in.UserID)
+		} else {
+			q = q.Where("lower(email) = ?", strings.ToLower(strings.TrimSpace(in.Email)))
+		}
+		if err := q.Take(&u).Error; err != nil {
+			return notFound(err, "user not found")
+		}
+		role, err := assignableRole(ctx, tx, p, in.RoleID)
+		if err != nil {
+			return err
+		}
+		err = tx.Create(&models.OrganizationMember{OrganizationID: p.OrgID, UserID: u.ID, RoleID: role.ID}).Error
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return apperr.Conflictf("user is already a member of this organization")
+		}
+		return err
+	})
+}
+
+func (s *Service) member(ctx context.Context, tx *gorm.DB, orgID, memberID uuid.UUID) (*models.OrganizationMember, error) {
+	var m models.OrganizationMember
+	if err := tx.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&m, "id = ?", memberID).Error; err != nil {
+		return nil, notFound(err, "member not found")
+	}
+	return &m, nil
+}
+
+// UpdateMemberRole changes a member's role.
+func (s *Service) UpdateMemberRole(ctx context.Context, p *Principal, memberID uuid.UUID, roleID *uuid.UUID) error {
+	if roleID == nil {
+		return apperr.Invalidf("role_id is required")
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		m, err := s.member(ctx, tx, p.OrgID, memberID)
+		if err != nil {
+			return err
+		}
+		role, err := assignableRole(ctx, tx, p, roleID)
+		if err != nil {
+			return err
+		}
+		if role.ID == m.RoleID {
+			return nil
+		}
+		if wasAdmin, err := isAdminRole(ctx, tx, p.OrgID, m.RoleID); err != nil {
+			return err
+		} else if wasAdmin {
+			if err := ensureAdminRemains(ctx, tx, p.OrgID, m.UserID); err != nil {
+				return err
+			}
+		}
+		return tx.Model(m).Update("role_id", role.ID).Error
+	})
+}
+
+// RemoveMember removes a membership; the user account stays.
+func (s *Service) RemoveMember(ctx context.Context, p *Principal, memberID uuid.UUID) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		m, err := s.member(ctx, tx, p.OrgID, memberID)
+		if err != nil {
+			return err
+		}
+		if wasAdmin, err := isAdminRole(ctx, tx, p.OrgID, m.RoleID); err != nil {
+			return err
+		} else if wasAdmin {
+			if err := ensureAdminRemains(ctx, tx, p.OrgID, m.UserID); err != nil {
+				return err
+			}
+		}
+		return tx.Delete(m).Error
+	})
+}

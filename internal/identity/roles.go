@@ -1,0 +1,269 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wharf/internal/apperr"
+	"wharf/internal/paging"
+	"wharf/internal/tenant"
+	"wharf/models"
+)
+
+// RoleView is a role with its permission count and, in detail, its permissions.
+type RoleView struct {
+	models.Role
+	PermissionCount int
+	Permissions     []models.Permission
+}
+
+// ListRoles lists the organization's roles, system roles first.
+func (s *Service) ListRoles(ctx context.Context, orgID uuid.UUID, search string) ([]RoleView, error) {
+	q := s.db.WithContext(ctx).Model(&models.Role{}).Scopes(tenant.Scope(orgID)).
+		Select("roles.*, (SELECT count(*) FROM role_permissions rp WHERE rp.role_id = roles.id) AS permission_count").
+		Order("is_system DESC, name")
+	if search = strings.TrimSpace(search); search != "" {
+		q = q.Where("name ILIKE ?", paging.Contains(search))
+	}
+	var rows []struct {
+		models.Role
+		PermissionCount int
+	}
+	if err := q.Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]RoleView, len(rows))
+	for i, r := range rows {
+		out[i] = RoleView{Role: r.Role, PermissionCount: r.PermissionCount}
+	}
+	return out, nil
+}
+
+// Role returns one role with its permissions.
+func (s *Service) Role(ctx context.Context, orgID, id uuid.UUID) (*RoleView, error) {
+	var r models.Role
+	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&r, "id = ?", id).Error; err != nil {
+		return nil, notFound(err, "role not found")
+	}
+	perms, err := rolePermissions(ctx, s.db, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &RoleView{Role: r, PermissionCount: len(perms), Permissions: perms}, nil
+}
+
+func rolePermissions(ctx context.Context, db *gorm.DB, roleID uuid.UUID) ([]models.Permission, error) {
+	var perms []models.Permission
+	err := db.WithContext(ctx).Joins("JOIN role_permissions rp ON rp.permission_id = permissions.id").
+		Where("rp.role_id = ?", roleID).Order("resource, action").Find(&perms).Error
+	return perms, err
+}
+
+// RoleInput is the body of role create and update; nil fields are unchanged.
+type RoleInput struct {
+	Name        *string
+	Description *string
+	Permissions *[]string
+	IsDefault   *bool
+}
+
+// CreateRole creates a custom role.
+func (s *Service) CreateRole(ctx context.Context, p *Principal, in RoleInput) (*RoleView, error) {
+	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+		return nil, apperr.Invalidf("name is required")
+	}
+	if in.Permissions == nil {
+		return nil, apperr.Invalidf("permissions is required (an array of resource:action keys)")
+	}
+	role := models.Role{OrganizationID: p.OrgID}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return s.saveRole(ctx, tx, p, &role, in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Role(ctx, p.OrgID, role.ID)
+}
+
+// UpdateRole changes a custom role. System roles cannot be changed.
+func (s *Service) UpdateRole(ctx context.Context, p *Principal, id uuid.UUID, in RoleInput) (*RoleView, error) {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var role models.Role
+		if err := tx.Scopes(tenant.Scope(p.OrgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
+			return notFound(err, "role not found")
+		}
+		if role.IsSystem {
+			return apperr.Forbiddenf("system roles cannot be modified")
+		}
+		return s.saveRole(ctx, tx, p, &role, in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Role(ctx, p.OrgID, id)
+}
+
+func (s *Service) saveRole(ctx context.Context, tx *gorm.DB, p *Principal, role *models.Role, in RoleInput) error {
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if name == "" {
+			return apperr.Invalidf("name must not be empty")
+		}
+		if len([]rune(name)) > 100 {
+			return apperr.Invalidf("name must be at most 100 characters")
+		}
+		role.Name = name
+	}
+	if in.Description != nil {
+		role.Description = strings.TrimSpace(*in.Description)
+	}
+	var perms []models.Permission
+	if in.Permissions != nil {
+		var err error
+		if perms, err = resolvePermissionKeys(ctx, tx, *in.Permissions); err != nil {
+			return err
+		}
+		if err := checkGrantable(p, perms); err != nil {
+			return err
+		}
+	}
+	if in.IsDefault != nil && *in.IsDefault && !role.IsDefault {
+		// one default role per organization: the new default replaces the old
+		if err := tx.Model(&models.Role{}).Scopes(tenant.Scope(p.OrgID)).Where("is_default").
+			Update("is_default", false).Error; err != nil {
+			return err
+		}
+		role.IsDefault = true
+	} else if in.IsDefault != nil && !*in.IsDefault && role.IsDefault {
+		return apperr.Invalidf("an organization needs a default role: mark another role as default instead")
+	}
+	role.UpdatedAt = s.now()
+	if err := tx.Save(role).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return apperr.Conflictf("a role with this name already exists")
+		}
+		return err
+	}
+	if in.Permissions != nil {
+		return setRolePermissions(tx, role.ID, perms)
+	}
+	return nil
+}
+
+// DeleteRole deletes a custom role that no member holds.
+func (s *Service) DeleteRole(ctx context.Context, orgID, id uuid.UUID) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var role models.Role
+		if err := tx.Scopes(tenant.Scope(orgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
+			return notFound(err, "role not found")
+		}
+		if role.IsSystem {
+			return apperr.Forbiddenf("system roles cannot be deleted")
+		}
+		if role.IsDefault {
+			return apperr.Conflictf("the default role cannot be deleted: mark another role as default first")
+		}
+		var n int64
+		if err := tx.Model(&models.OrganizationMember{}).Where("role_id = ?", id).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return apperr.Conflictf("role is assigned to %d member(s); assign them another role first", n)
+		}
+		return tx.Delete(&role).Error
+	})
+}
+
+// checkGrantable stops privilege escalation: nobody but a super admin can
+// grant a permission they do not hold themselves.
+func checkGrantable(p *Principal, perms []models.Permission) error {
+	if p.IsSuperAdmin {
+		return nil
+	}
+	var missing []string
+	for _, perm := range perms {
+		if !p.Can(perm.Key()) {
+			missing = append(missing, perm.Key())
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return apperr.Forbiddenf("you cannot grant permissions you do not hold: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// roleForAssignment returns the role to give a member: the named one (which
+// must belong to the organization) or the organization's default role.
+func roleForAssignment(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, roleID *uuid.UUID) (*models.Role, error) {
+	var role models.Role
+	q := tx.WithContext(ctx).Scopes(tenant.Scope(orgID))
+	if roleID == nil {
+		if err := q.Where("is_default").Take(&role).Error; err != nil {
+			return nil, notFound(err, "the organization has no default role")
+		}
+		return &role, nil
+	}
+	if err := q.Take(&role, "id = ?", *roleID).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.Invalidf("role_id does not name a role of this organization")
+		}
+		return nil, err
+	}
+	return &role, nil
+}
+
+// assignableRole is roleForAssignment plus the escalation check.
+func assignableRole(ctx context.Context, tx *gorm.DB, p *Principal, roleID *uuid.UUID) (*models.Role, error) {
+	role, err := roleForAssignment(ctx, tx, p.OrgID, roleID)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := rolePermissions(ctx, tx, role.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkGrantable(p, perms); err != nil {
+		return nil, err
+	}
+	return role, nil
+}
+
+// errLastAdmin protects an organization from losing its last active admin.
+var errLastAdmin = apperr.Conflictf("an organization must keep at least one active admin")
+
+// ensureAdminRemains fails when, without userID, the organization would have
+// no active member in the Admin role. It locks the Admin role row so that two
+// concurrent demotions cannot both pass the check.
+func ensureAdminRemains(ctx context.Context, tx *gorm.DB, orgID, userID uuid.UUID) error {
+	var admin models.Role
+	if err := tx.WithContext(ctx).Scopes(tenant.Scope(orgID)).Clauses(clause.Locking{Strength: "UPDATE"}).
+		Where("is_system AND name = ?", RoleAdmin).Take(&admin).Error; err != nil {
+		return err
+	}
+	var n int64
+	err := tx.Table("organization_members AS m").Joins("JOIN users u ON u.id = m.user_id").
+		Where("m.organization_id = ? AND m.role_id = ? AND u.is_active AND m.user_id <> ?", orgID, admin.ID, userID).
+		Count(&n).Error
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errLastAdmin
+	}
+	return nil
+}
+
+// isAdminRole reports whether roleID is the organization's system Admin role.
+func isAdminRole(ctx context.Context, tx *gorm.DB, orgID, roleID uuid.UUID) (bool, error) {
+	var n int64
+	err := tx.WithContext(ctx).Model(&models.Role{}).Scopes(tenant.Scope(orgID)).
+		Where("id = ? AND is_system AND name = ?", roleID, RoleAdmin).Count(&n).Error
+	return n > 0, err
+}

@@ -1,0 +1,273 @@
+// Package testenv gives tests real, isolated PostgreSQL databases and Redis
+// databases.
+//
+// PostgreSQL: the migrations are applied once to a template database named
+// after a hash of the migration files; each test gets a fresh copy (CREATE
+// DATABASE ... TEMPLATE), dropped when the test ends. Redis: each test binary
+// leases one of the numbered Redis databases 1-15 (packages run in parallel)
+// and each test starts with it flushed; tests that use Redis therefore do not
+// call t.Parallel.
+//
+// TEST_DATABASE_URL and TEST_REDIS_URL point at the servers (defaults: the
+// local ones with trust authentication).
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/redis/go-redis/v9"
+
+	"wharf/internal/database"
+	"wharf/migrations"
+)
+
+// DatabaseServerURL is the URL of the test PostgreSQL server's maintenance
+// database.
+func DatabaseServerURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+func redisServerURL() string {
+	if u := os.Getenv("TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+func withDB(base, name string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+var (
+	templateOnce sync.Once
+	templateName string
+	templateErr  error
+)
+
+// Quiet is a logger for tests that only shows warnings and errors.
+func Quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func migrationsHash() string {
+	h := sha256.New()
+	_ = fs.WalkDir(migrations.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(migrations.FS, p)
+		h.Write([]byte(p))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// ensureTemplate creates the migrated template once per migration set. An
+// advisory lock on the server serialises test binaries that race to create it.
+func ensureTemplate(ctx context.Context) (string, error) {
+	templateOnce.Do(func() {
+		name := "wharf_tmpl_" + migrationsHash()
+		admin, err := pgconn.Connect(ctx, DatabaseServerURL())
+		if err != nil {
+			templateErr = fmt.Errorf("test database server (TEST_DATABASE_URL): %w", err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "SELECT pg_advisory_lock(827364)").ReadAll(); err != nil {
+			templateErr = err
+			return
+		}
+		defer func() { _, _ = admin.Exec(context.Background(), "SELECT pg_advisory_unlock(827364)").ReadAll() }()
+		res, err := admin.Exec(ctx, fmt.Sprintf("SELECT 1 FROM pg_database WHERE datname = '%s' AND datistemplate", name)).ReadAll()
+		if err != nil {
+			templateErr = err
+			return
+		}
+		if len(res) > 0 && len(res[0].Rows) > 0 {
+			templateName = name
+			return
+		}
+		_, _ = admin.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, name)).ReadAll()
+		if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q`, name)).ReadAll(); err != nil {
+			templateErr = err
+			return
+		}
+		if err := database.Migrate(ctx, withDB(DatabaseServerURL(), name), Quiet()); err != nil {
+			templateErr = err
+			return
+		}
+		if _, err := admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH is_template true`, name)).ReadAll(); err != nil {
+			templateErr = err
+			return
+		}
+		templateName = name
+	})
+	return templateName, templateErr
+}
+
+// DatabaseURL returns the URL of a fresh, migrated database for this test.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	tmpl, err := ensureTemplate(ctx)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	name := "wharf_t_" + randHex(6)
+	admin, err := pgconn.Connect(ctx, DatabaseServerURL())
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	defer admin.Close(ctx)
+	// CREATE DATABASE fails while another session is connected to the
+	// template, which happens for an instant while a parallel package copies
+	// it; retry briefly.
+	for attempt := 0; ; attempt++ {
+		_, err = admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %q TEMPLATE %q`, name, tmpl)).ReadAll()
+		if err == nil || attempt == 50 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	t.Cleanup(func() { DropDatabase(t, name) })
+	return withDB(DatabaseServerURL(), name)
+}
+
+// EmptyDatabaseURL returns the URL of a database that does not exist yet (for
+// tests of creation and migration); it is dropped after the test.
+func EmptyDatabaseURL(t testing.TB) string {
+	name := "wharf_t_" + randHex(6)
+	t.Cleanup(func() { DropDatabase(t, name) })
+	return withDB(DatabaseServerURL(), name)
+}
+
+// DropDatabase drops a test database, disconnecting its sessions.
+func DropDatabase(t testing.TB, name string) {
+	ctx := context.Background()
+	admin, err := pgconn.Connect(ctx, DatabaseServerURL())
+	if err != nil {
+		t.Logf("testenv: drop %s: %v", name, err)
+		return
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, name)).ReadAll(); err != nil {
+		t.Logf("testenv: drop %s: %v", name, err)
+	}
+}
+
+var (
+	redisOnce sync.Once
+	redisDB   int
+	redisErr  error
+)
+
+// leaseRedisDB claims one of databases 1-15 for this process. A lease whose
+// holder process is gone is taken over.
+func leaseRedisDB() (int, error) {
+	redisOnce.Do(func() {
+		opts, err := redis.ParseURL(redisServerURL())
+		if err != nil {
+			redisErr = err
+			return
+		}
+		opts.DB = 0
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		ctx := context.Background()
+		pid := strconv.Itoa(os.Getpid())
+		for attempt := 0; attempt < 600; attempt++ {
+			for db := 1; db <= 15; db++ {
+				key := "wharf:testlease:" + strconv.Itoa(db)
+				ok, err := rdb.SetNX(ctx, key, pid, time.Hour).Result()
+				if err != nil {
+					redisErr = fmt.Errorf("test redis (TEST_REDIS_URL): %w", err)
+					return
+				}
+				if !ok {
+					holder, _ := strconv.Atoi(rdb.Get(ctx, key).Val())
+					if holder > 0 && syscall.Kill(holder, 0) == nil {
+						continue
+					}
+					if rdb.Set(ctx, key, pid, time.Hour).Err() != nil {
+						continue
+					}
+				}
+				redisDB = db
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		redisErr = fmt.Errorf("no free redis database for tests")
+	})
+	return redisDB, redisErr
+}
+
+// RedisURL returns the URL of this test binary's Redis database, flushed.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	db, err := leaseRedisDB()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	u, err := url.Parse(redisServerURL())
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	u.Path = "/" + strconv.Itoa(db)
+	opts, err := redis.ParseURL(u.String())
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatalf("testenv: flush redis: %v", err)
+	}
+	return u.String()
+}
+
+// Redis returns a client on this test's Redis database.
+func Redis(t testing.TB, url string) *redis.Client {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// RandomKey returns a random 32-byte key as hex.
+func RandomKey() string { return randHex(32) }

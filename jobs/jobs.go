@@ -1,0 +1,102 @@
+// Package jobs is the contract between the processes that enqueue work (api,
+// scheduler) and the worker that does it: task kinds, typed payloads with
+// their default queue, retry and uniqueness options, and the Enqueuer.
+//
+// Payloads carry IDs, never rows. Every payload that acts for one
+// organization has an organization_id field, which the worker's tenant
+// middleware puts into the handler's context. This package imports no domain
+// code.
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Queues, by priority. Interactive work must never wait behind bulk work.
+const (
+	QueueCritical = "critical" // user-facing, latency-sensitive
+	QueueDefault  = "default"
+	QueueLow      = "low" // maintenance
+)
+
+// QueuePriorities is the weighted priority the worker gives each queue.
+var QueuePriorities = map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+
+// Payload is a typed job argument. Kind is the asynq task type, which is also
+// the name operators see in the asynq UI, so it reads as "area:action".
+type Payload interface {
+	Kind() string
+}
+
+// optioner lets a payload declare its default options (queue, retries,
+// timeout, task id).
+type optioner interface {
+	Options() []asynq.Option
+}
+
+// Enqueuer puts typed payloads on the queue.
+type Enqueuer struct {
+	client *asynq.Client
+}
+
+// NewEnqueuer wraps an asynq client.
+func NewEnqueuer(c *asynq.Client) *Enqueuer { return &Enqueuer{client: c} }
+
+// ErrDuplicate is returned when a task with the same deterministic id is
+// already queued: the work is already scheduled, which callers treat as
+// success.
+var ErrDuplicate = errors.New("jobs: duplicate task")
+
+// Enqueue serialises p and enqueues it with its default options followed by
+// extra (later options win).
+func (e *Enqueuer) Enqueue(ctx context.Context, p Payload, extra ...asynq.Option) (*asynq.TaskInfo, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: encode %s: %w", p.Kind(), err)
+	}
+	var opts []asynq.Option
+	if o, ok := p.(optioner); ok {
+		opts = append(opts, o.Options()...)
+	}
+	opts = append(opts, extra...)
+	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(p.Kind(), b), opts...)
+	if errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
+		return nil, ErrDuplicate
+	}
+	return info, err
+}
+
+// Decode reads a task's payload into T. A payload that does not decode will
+// never decode, so the error skips retries.
+func Decode[T Payload](t *asynq.Task) (T, error) {
+	var p T
+	if err := json.Unmarshal(t.Payload(), &p); err != nil {
+		return p, fmt.Errorf("decode %s payload: %v: %w", t.Type(), err, asynq.SkipRetry)
+	}
+	return p, nil
+}
+
+// RateLimited is returned by a handler that must wait for a rate limit. The
+// worker retries it after RetryAfter without counting a failure, so waiting
+// can never exhaust a task's retries.
+type RateLimited struct {
+	RetryAfter time.Duration
+	Reason     string
+}
+
+func (e *RateLimited) Error() string {
+	return fmt.Sprintf("rate limited (%s), retry in %s", e.Reason, e.RetryAfter)
+}
+
+// IsRateLimited reports whether err is (or wraps) a RateLimited.
+func IsRateLimited(err error) (*RateLimited, bool) {
+	var rl *RateLimited
+	ok := errors.As(err, &rl)
+	return rl, ok
+}

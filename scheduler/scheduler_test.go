@@ -1,0 +1,72 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"wharf/internal/apptest"
+	"wharf/internal/testenv"
+	"wharf/jobs"
+	"wharf/scheduler"
+)
+
+type tick struct {
+	At time.Time `json:"at"`
+}
+
+func (tick) Kind() string { return "test:tick" }
+
+func (p tick) Options() []asynq.Option {
+	return []asynq.Option{asynq.TaskID(fmt.Sprintf("tick:%d", p.At.Unix())), asynq.Retention(time.Hour)}
+}
+
+func entries() []scheduler.Entry {
+	return []scheduler.Entry{{Name: "tick", Spec: "@every 1s", Job: func(t time.Time) jobs.Payload {
+		return tick{At: t.Truncate(time.Second)}
+	}}}
+}
+
+// Two replicas: one leads and fires each tick once; when it stops, the other
+// takes over.
+func TestOneLeaderFiresAndStandbyTakesOver(t *testing.T) {
+	url := testenv.RedisURL(t)
+	rdb := testenv.Redis(t, url)
+	rc := asynq.RedisClientOpt{Addr: rdb.Options().Addr, DB: rdb.Options().DB}
+	client := asynq.NewClient(rc)
+	defer client.Close()
+	enq := jobs.NewEnqueuer(client)
+
+	a := scheduler.New(rdb, enq, testenv.Quiet(), 900*time.Millisecond, entries())
+	b := scheduler.New(rdb, enq, testenv.Quiet(), 900*time.Millisecond, entries())
+	ctxA, stopA := context.WithCancel(context.Background())
+	ctxB, stopB := context.WithCancel(context.Background())
+	doneA, doneB := make(chan error, 1), make(chan error, 1)
+	go func() { doneA <- a.Run(ctxA) }()
+	time.Sleep(100 * time.Millisecond) // a campaigns first
+	go func() { doneB <- b.Run(ctxB) }()
+	defer func() { stopB(); <-doneB }()
+
+	time.Sleep(3500 * time.Millisecond)
+	if !a.IsLeader() || b.IsLeader() {
+		t.Fatalf("leaders: a=%v b=%v", a.IsLeader(), b.IsLeader())
+	}
+	if a.Fired.Load() < 2 || b.Fired.Load() != 0 {
+		t.Fatalf("fired: a=%d b=%d", a.Fired.Load(), b.Fired.Load())
+	}
+	insp := asynq.NewInspector(rc)
+	defer insp.Close()
+	pending, _ := insp.ListPendingTasks("default")
+	if int64(len(pending)) != a.Fired.Load() {
+		t.Fatalf("%d tasks queued for %d fires", len(pending), a.Fired.Load())
+	}
+
+	stopA()
+	<-doneA
+	apptest.Eventually(t, 3*time.Second, "standby takes over", b.IsLeader)
+	before := b.Fired.Load()
+	apptest.Eventually(t, 3*time.Second, "standby fires", func() bool { return b.Fired.Load() > before })
+}

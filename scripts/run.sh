@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# make run: bring the whole system up on this machine.
+#
+# Uses DATABASE_URL / REDIS_URL when they answer; otherwise starts private
+# PostgreSQL and Redis instances from the locally installed server binaries,
+# with their data under .run/ (git-ignored). Secrets for local use are
+# generated once into .run/secrets.env.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUN="$ROOT/.run"
+mkdir -p "$RUN"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+# --- secrets for this machine ------------------------------------------------
+if [ ! -f "$RUN/secrets.env" ]; then
+  rnd() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
+  cat > "$RUN/secrets.env" <<SECRETS
+JWT_SECRET=$(rnd 32)
+ENCRYPTION_KEY=$(rnd 32)
+BOOTSTRAP_ADMIN_PASSWORD=$(rnd 9)
+SECRETS
+  chmod 600 "$RUN/secrets.env"
+fi
+set -a
+# shellcheck disable=SC1091
+. "$RUN/secrets.env"
+set +a
+export BOOTSTRAP_ADMIN_EMAIL="${BOOTSTRAP_ADMIN_EMAIL:-admin@wharf.local}"
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/wharf?sslmode=disable}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+export STORAGE_DIR="${STORAGE_DIR:-$RUN/storage}"
+export HTTP_ADDR="${HTTP_ADDR:-:8080}"
+
+deps() { ./bin/api check-deps 2>/dev/null || true; }
+
+# --- PostgreSQL --------------------------------------------------------------
+if ! deps | grep -q '^postgres: ok'; then
+  PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1 || true)")
+  if [ ! -x "$PGBIN/initdb" ]; then
+    echo "PostgreSQL is not reachable at DATABASE_URL and no server is installed: install it (sudo apt-get install postgresql) or set DATABASE_URL." >&2
+    exit 1
+  fi
+  PGDATA="$RUN/pgdata"; PGPORT=55432
+  asuser=()
+  if [ "$(id -u)" = 0 ]; then asuser=(runuser -u postgres --); chown -R postgres "$RUN" 2>/dev/null || true; fi
+  if [ ! -f "$PGDATA/PG_VERSION" ]; then
+    say "initialising a private PostgreSQL in $PGDATA"
+    mkdir -p "$PGDATA"; [ "$(id -u)" = 0 ] && chown postgres "$PGDATA"
+    "${asuser[@]}" "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust >/dev/null
+  fi
+  if ! "${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    say "starting the private PostgreSQL on port $PGPORT"
+    "${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -l "$RUN/postgres.log" -w \
+      -o "-p $PGPORT -k $RUN -c listen_addresses=127.0.0.1" start >/dev/null
+  fi
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/wharf?sslmode=disable"
+fi
+
+# --- Redis -------------------------------------------------------------------
+if ! deps | grep -q '^redis: ok'; then
+  if ! command -v redis-server >/dev/null; then
+    echo "Redis is not reachable at REDIS_URL and redis-server is not installed: install it (sudo apt-get install redis-server) or set REDIS_URL." >&2
+    exit 1
+  fi
+  say "starting a private Redis on port 56379"
+  mkdir -p "$RUN/redis"
+  redis-server --port 56379 --bind 127.0.0.1 --daemonize yes --dir "$RUN/redis" \
+    --save "" --appendonly no --logfile "$RUN/redis.log" --pidfile "$RUN/redis.pid"
+  export REDIS_URL="redis://127.0.0.1:56379/0"
+  for _ in $(seq 50); do deps | grep -q '^redis: ok' && break; sleep 0.1; done
+fi
+
+if ! command -v "${FFMPEG_PATH:-ffmpeg}" >/dev/null; then
+  echo "ffmpeg is needed for audio uploads: install it (sudo apt-get install ffmpeg)." >&2
+  exit 1
+fi
+
+say "migrating $DATABASE_URL"
+./bin/api migrate
+
+# --- the processes -----------------------------------------------------------
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  [ ${#pids[@]} -gt 0 ] && kill -TERM "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+trap cleanup INT TERM EXIT
+
+prefix() { sed -u "s/^/[$1] /"; }
+./bin/api        > >(prefix api) 2>&1 & pids+=($!)
+./bin/worker     > >(prefix worker) 2>&1 & pids+=($!)
+./bin/scheduler  > >(prefix scheduler) 2>&1 & pids+=($!)
+
+PORT="${HTTP_ADDR##*:}"
+URL="http://localhost:${PORT}"
+for _ in $(seq 100); do ./bin/api healthcheck "$URL/readyz" 2>/dev/null && break; sleep 0.2; done
+
+cat <<INFO
+
+  Wharf is running.
+    API:        $URL/api
+    Job queues: $URL/monitoring   (sign in with the admin credentials below)
+    Admin:      $BOOTSTRAP_ADMIN_EMAIL / $BOOTSTRAP_ADMIN_PASSWORD
+                (created on the first run against an empty database; kept in .run/secrets.env)
+
+  Try:  curl -s $URL/api/auth/login -d '{"email":"$BOOTSTRAP_ADMIN_EMAIL","password":"$BOOTSTRAP_ADMIN_PASSWORD"}'
+  Stop with Ctrl-C.
+
+INFO
+wait -n "${pids[@]}" || true
+echo "a process exited; stopping the others" >&2

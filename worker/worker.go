@@ -1,0 +1,159 @@
+// Package worker wires the asynq server that runs every background job: one
+// ServeMux with logging, panic recovery and tenant-context middleware, queue
+// priorities, and the retry policy under which waiting for a rate limit is
+// never a failure.
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"wharf/internal/tenant"
+	"wharf/jobs"
+)
+
+// Options configure the asynq server.
+type Options struct {
+	Concurrency     int
+	ShutdownTimeout time.Duration
+	Queues          map[string]int // nil means jobs.QueuePriorities
+	// TaskCheckInterval is how often an idle worker polls its queues; tests
+	// shorten it.
+	TaskCheckInterval time.Duration
+	// DelayedTaskCheckInterval is how often retries and scheduled tasks due
+	// are moved to their queue (default 1 s, so that a short rate-limit wait
+	// is not stretched to asynq's default of 5 s).
+	DelayedTaskCheckInterval time.Duration
+}
+
+// NewServer builds the asynq server with Wharf's retry policy.
+func NewServer(redis asynq.RedisConnOpt, o Options, log *slog.Logger) *asynq.Server {
+	queues := o.Queues
+	if queues == nil {
+		queues = jobs.QueuePriorities
+	}
+	if o.DelayedTaskCheckInterval == 0 {
+		o.DelayedTaskCheckInterval = time.Second
+	}
+	return asynq.NewServer(redis, asynq.Config{
+		Concurrency:              o.Concurrency,
+		Queues:                   queues,
+		ShutdownTimeout:          o.ShutdownTimeout,
+		TaskCheckInterval:        o.TaskCheckInterval,
+		DelayedTaskCheckInterval: o.DelayedTaskCheckInterval,
+		Logger:                   asynqLogger{log.With("component", "asynq")},
+		// A handler waiting for a rate limit is not failing: it is retried
+		// without using up a retry.
+		IsFailure: func(err error) bool {
+			_, limited := jobs.IsRateLimited(err)
+			return !limited
+		},
+		RetryDelayFunc: RetryDelay,
+		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+			if _, limited := jobs.IsRateLimited(err); limited {
+				return
+			}
+			retried, _ := asynq.GetRetryCount(ctx)
+			maxRetry, _ := asynq.GetMaxRetry(ctx)
+			log.Warn("job failed", "kind", t.Type(), "retried", retried, "max_retry", maxRetry, "error", err)
+		}),
+	})
+}
+
+// RetryDelay waits as long as a rate limit asks, and otherwise backs off
+// exponentially from 2 s (2, 4, 8 ... capped at 10 minutes).
+func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if rl, ok := jobs.IsRateLimited(err); ok && rl.RetryAfter > 0 {
+		return rl.RetryAfter
+	}
+	d := 2 * time.Second << min(n, 10)
+	return min(d, 10*time.Minute)
+}
+
+// NewMux returns a ServeMux with Wharf's middleware installed; callers
+// register handlers on it.
+func NewMux(log *slog.Logger) *asynq.ServeMux {
+	mux := asynq.NewServeMux()
+	mux.Use(logging(log), recoverPanic(log), tenantContext)
+	return mux
+}
+
+// Run processes tasks until ctx is cancelled, then shuts down: in-flight
+// tasks get ShutdownTimeout to finish, and the rest go back to their queue.
+func Run(ctx context.Context, srv *asynq.Server, h asynq.Handler) error {
+	if err := srv.Start(h); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	<-ctx.Done()
+	srv.Shutdown()
+	return nil
+}
+
+func logging(log *slog.Logger) asynq.MiddlewareFunc {
+	return func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+			id, _ := asynq.GetTaskID(ctx)
+			start := time.Now()
+			err := next.ProcessTask(ctx, t)
+			attrs := []any{"kind", t.Type(), "task_id", id, "duration", time.Since(start)}
+			if rl, limited := jobs.IsRateLimited(err); limited {
+				log.Debug("job waiting for rate limit", append(attrs, "retry_after", rl.RetryAfter)...)
+			} else if err != nil {
+				log.Info("job error", append(attrs, "error", err)...)
+			} else {
+				log.Debug("job done", attrs...)
+			}
+			return err
+		})
+	}
+}
+
+// recoverPanic turns a panicking handler into a failed attempt with the stack
+// in the log, instead of a crashed worker.
+func recoverPanic(log *slog.Logger) asynq.MiddlewareFunc {
+	return func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					log.Error("job panicked", "kind", t.Type(), "panic", r, "stack", string(debug.Stack()))
+					err = fmt.Errorf("panic in %s: %v", t.Type(), r)
+				}
+			}()
+			return next.ProcessTask(ctx, t)
+		})
+	}
+}
+
+// tenantContext puts the payload's organization_id, when it has one, into the
+// handler's context.
+func tenantContext(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		var p struct {
+			OrganizationID *uuid.UUID `json:"organization_id"`
+		}
+		if err := json.Unmarshal(t.Payload(), &p); err == nil && p.OrganizationID != nil {
+			ctx = tenant.WithOrg(ctx, *p.OrganizationID)
+		}
+		return next.ProcessTask(ctx, t)
+	})
+}
+
+// asynqLogger adapts slog to asynq's logger interface.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) {
+	a.l.Error(fmt.Sprint(args...))
+	panic(errors.New(fmt.Sprint(args...)))
+}
