@@ -4,7 +4,7 @@ BINARIES  := api worker scheduler
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
-.PHONY: build run test test-short lint migrate clean
+.PHONY: build run stop test lint migrate clean
 
 build: ## compile bin/api, bin/worker, bin/scheduler
 	@mkdir -p bin
@@ -12,6 +12,9 @@ build: ## compile bin/api, bin/worker, bin/scheduler
 
 run: build ## start PostgreSQL and Redis if needed, migrate, run every process
 	@./scripts/run.sh
+
+stop: build ## stop the private PostgreSQL and Redis that `make run` may have started
+	@./scripts/run.sh stop
 
 test: ## the whole suite, against real PostgreSQL and Redis, with the race detector
 	$(GO) vet ./...

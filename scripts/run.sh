@@ -36,24 +36,34 @@ export HTTP_ADDR="${HTTP_ADDR:-:8080}"
 deps() { ./bin/api check-deps 2>/dev/null || true; }
 
 # --- PostgreSQL --------------------------------------------------------------
+PGDIR="$RUN/postgres"   # private cluster: data, socket and log (owned by the server's user)
+PGPORT=55432
+pgbin() { dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1 || echo /nonexistent/initdb)"; }
+asuser=()
+[ "$(id -u)" = 0 ] && asuser=(runuser -u postgres --) # initdb refuses to run as root
+
+if [ "${1:-}" = stop ]; then
+  [ -f "$PGDIR/data/PG_VERSION" ] && "${asuser[@]}" "$(pgbin)/pg_ctl" -D "$PGDIR/data" stop -m fast || true
+  [ -f "$RUN/redis.pid" ] && kill "$(cat "$RUN/redis.pid")" 2>/dev/null || true
+  exit 0
+fi
+
 if ! deps | grep -q '^postgres: ok'; then
-  PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1 || true)")
+  PGBIN=$(pgbin)
   if [ ! -x "$PGBIN/initdb" ]; then
     echo "PostgreSQL is not reachable at DATABASE_URL and no server is installed: install it (sudo apt-get install postgresql) or set DATABASE_URL." >&2
     exit 1
   fi
-  PGDATA="$RUN/pgdata"; PGPORT=55432
-  asuser=()
-  if [ "$(id -u)" = 0 ]; then asuser=(runuser -u postgres --); chown -R postgres "$RUN" 2>/dev/null || true; fi
-  if [ ! -f "$PGDATA/PG_VERSION" ]; then
-    say "initialising a private PostgreSQL in $PGDATA"
-    mkdir -p "$PGDATA"; [ "$(id -u)" = 0 ] && chown postgres "$PGDATA"
-    "${asuser[@]}" "$PGBIN/initdb" -D "$PGDATA" -U postgres --auth=trust >/dev/null
+  if [ ! -f "$PGDIR/data/PG_VERSION" ]; then
+    say "initialising a private PostgreSQL in $PGDIR"
+    mkdir -p "$PGDIR/data"
+    [ "$(id -u)" = 0 ] && chown -R postgres "$PGDIR"
+    "${asuser[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -U postgres --auth=trust >/dev/null
   fi
-  if ! "${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+  if ! "${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGDIR/data" status >/dev/null 2>&1; then
     say "starting the private PostgreSQL on port $PGPORT"
-    "${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGDATA" -l "$RUN/postgres.log" -w \
-      -o "-p $PGPORT -k $RUN -c listen_addresses=127.0.0.1" start >/dev/null
+    "${asuser[@]}" "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/postgres.log" -w \
+      -o "-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1" start >/dev/null
   fi
   export DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/wharf?sslmode=disable"
 fi
@@ -82,7 +92,9 @@ say "migrating $DATABASE_URL"
 
 # --- the processes -----------------------------------------------------------
 pids=()
+stopping=
 cleanup() {
+  stopping=1
   trap - INT TERM EXIT
   [ ${#pids[@]} -gt 0 ] && kill -TERM "${pids[@]}" 2>/dev/null || true
   wait 2>/dev/null || true
@@ -111,4 +123,6 @@ cat <<INFO
 
 INFO
 wait -n "${pids[@]}" || true
+if [ -n "$stopping" ]; then exit 0; fi # stopped by Ctrl-C or SIGTERM
 echo "a process exited; stopping the others" >&2
+exit 1
