@@ -124,8 +124,24 @@ func ensureTemplate(ctx context.Context) (string, error) {
 			return
 		}
 		templateName = name
+		dropStaleTemplates(ctx, admin, name)
 	})
 	return templateName, templateErr
+}
+
+// dropStaleTemplates removes templates of older migration sets, so they do
+// not pile up on a developer's server.
+func dropStaleTemplates(ctx context.Context, admin *pgconn.PgConn, keep string) {
+	res, err := admin.Exec(ctx, fmt.Sprintf(
+		"SELECT datname FROM pg_database WHERE datname LIKE 'wharf_tmpl_%%' AND datname <> '%s'", keep)).ReadAll()
+	if err != nil || len(res) == 0 {
+		return
+	}
+	for _, row := range res[0].Rows {
+		name := string(row[0])
+		_, _ = admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH is_template false`, name)).ReadAll()
+		_, _ = admin.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %q WITH (FORCE)`, name)).ReadAll()
+	}
 }
 
 // DatabaseURL returns the URL of a fresh, migrated database for this test.
