@@ -58,6 +58,9 @@ func routesTable() string {
 		if r.SessionOnly {
 			notes = append(notes, "session only (no API keys)")
 		}
+		if r.Unlimited {
+			notes = append(notes, "not rate limited")
+		}
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", r.Method, r.Path, r.Access, strings.Join(notes, "; "))
 	}
 	return b.String()

@@ -56,6 +56,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 			status = http.StatusRequestEntityTooLarge
 		case apperr.TooMany:
 			status = http.StatusTooManyRequests
+		case apperr.Upstream:
+			status = http.StatusBadGateway
 		case apperr.Unavailable:
 			status = http.StatusServiceUnavailable
 		}

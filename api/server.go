@@ -15,11 +15,16 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/contacts"
 	"wharf/internal/database"
 	"wharf/internal/identity"
+	"wharf/internal/inbound"
+	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
 	"wharf/internal/ratelimit"
+	"wharf/internal/webhooks"
 )
 
 // Config is what the HTTP layer needs from the api configuration.
@@ -39,6 +44,11 @@ type Deps struct {
 	Redis      *redis.Client
 	Identity   *identity.Service
 	Settings   *orgsettings.Service
+	Accounts   *accounts.Service
+	Contacts   *contacts.Service
+	Messaging  *messaging.Service
+	Webhooks   *webhooks.Service
+	Inbound    *inbound.Service
 	Limiter    *ratelimit.Limiter
 	Monitoring http.Handler // the asynq web UI, mounted at /monitoring
 }
@@ -70,7 +80,10 @@ type route struct {
 	// SessionOnly routes refuse API keys: a leaked key must not be able to
 	// mint more keys, switch organization or change the password.
 	SessionOnly bool
-	Handler     gin.HandlerFunc
+	// Unlimited routes skip the rate limiter: the provider's inbound webhook
+	// must never be refused for volume.
+	Unlimited bool
+	Handler   gin.HandlerFunc
 }
 
 // RouteInfo describes a route for tests and documentation.
@@ -79,6 +92,7 @@ type RouteInfo struct {
 	Access       Access
 	Bulk         bool
 	SessionOnly  bool
+	Unlimited    bool
 }
 
 // routes is the router table: every /api route with the access it requires.
@@ -128,6 +142,51 @@ func (s *Server) routes() []route {
 		{Method: "GET", Path: "/api/org/settings", Access: Perm("settings:read"), Handler: s.getOrgSettings},
 		{Method: "PUT", Path: "/api/org/settings", Access: Perm("settings:update"), Handler: s.putOrgSettings},
 		{Method: "POST", Path: "/api/org/audio", Access: Perm("organizations:write"), Bulk: true, Handler: s.uploadAudio},
+
+		// Platform accounts and onboarding
+		{Method: "GET", Path: "/api/accounts", Access: Perm("accounts:read"), Handler: s.listAccounts},
+		{Method: "GET", Path: "/api/accounts/:id", Access: Perm("accounts:read"), Handler: s.getAccount},
+		{Method: "POST", Path: "/api/accounts", Access: Perm("accounts:create"), Handler: s.createAccount},
+		{Method: "PUT", Path: "/api/accounts/:id", Access: Perm("accounts:update"), Handler: s.updateAccount},
+		{Method: "DELETE", Path: "/api/accounts/:id", Access: Perm("accounts:delete"), Handler: s.deleteAccount},
+		{Method: "POST", Path: "/api/accounts/:id/test", Access: Perm("accounts:read"), Handler: s.testAccount},
+		{Method: "GET", Path: "/api/embedded-signup/config", Access: Perm("accounts:write"), Handler: s.embeddedSignupConfig},
+		{Method: "POST", Path: "/api/accounts/exchange-token", Access: Perm("accounts:write"), SessionOnly: true, Handler: s.exchangeToken},
+		{Method: "POST", Path: "/api/accounts/:id/register", Access: Perm("accounts:write"), Handler: s.registerAccount},
+
+		// The provider's inbound webhook: verified by signature, never rate limited
+		{Method: "GET", Path: "/api/webhook", Access: Public(), Unlimited: true, Handler: s.verifyInbound},
+		{Method: "POST", Path: "/api/webhook", Access: Public(), Unlimited: true, Handler: s.receiveInbound},
+
+		// Contacts and tags
+		{Method: "GET", Path: "/api/contacts", Access: Perm("contacts:read"), Handler: s.listContacts},
+		{Method: "GET", Path: "/api/contacts/:id", Access: Perm("contacts:read"), Handler: s.getContact},
+		{Method: "POST", Path: "/api/contacts", Access: Perm("contacts:create"), Handler: s.createContact},
+		{Method: "PUT", Path: "/api/contacts/:id", Access: Perm("contacts:update"), Handler: s.updateContact},
+		{Method: "DELETE", Path: "/api/contacts/:id", Access: Perm("contacts:delete"), Handler: s.deleteContact},
+		{Method: "PUT", Path: "/api/contacts/:id/assign", Access: Perm("contacts:update"), Handler: s.assignContact},
+		{Method: "GET", Path: "/api/contacts/:id/session-data", Access: Perm("contacts:read"), Handler: s.contactSessionData},
+		{Method: "PUT", Path: "/api/contacts/:id/tags", Access: Perm("contacts:update"), Handler: s.setContactTags},
+		{Method: "GET", Path: "/api/tags", Access: Perm("contacts:read"), Handler: s.listTags},
+		{Method: "POST", Path: "/api/tags", Access: Perm("contacts:update"), Handler: s.createTag},
+		{Method: "PUT", Path: "/api/tags/:name", Access: Perm("contacts:update"), Handler: s.updateTag},
+		{Method: "DELETE", Path: "/api/tags/:name", Access: Perm("contacts:update"), Handler: s.deleteTag},
+
+		// Messages
+		{Method: "GET", Path: "/api/contacts/:id/messages", Access: Perm("messages:read"), Handler: s.listMessages},
+		{Method: "POST", Path: "/api/contacts/:id/messages", Access: Perm("messages:create"), Handler: s.sendMessage},
+		{Method: "POST", Path: "/api/messages/template", Access: Perm("messages:create"), Handler: s.sendTemplate},
+		{Method: "POST", Path: "/api/messages/media", Access: Perm("messages:create"), Handler: s.sendMedia},
+		{Method: "PUT", Path: "/api/messages/:id/read", Access: Perm("messages:read"), Handler: s.markRead},
+
+		// Outbound webhooks
+		{Method: "GET", Path: "/api/webhooks", Access: Perm("webhooks:read"), Handler: s.listWebhooks},
+		{Method: "POST", Path: "/api/webhooks", Access: Perm("webhooks:create"), Handler: s.createWebhook},
+		{Method: "GET", Path: "/api/webhooks/:id", Access: Perm("webhooks:read"), Handler: s.getWebhook},
+		{Method: "PUT", Path: "/api/webhooks/:id", Access: Perm("webhooks:update"), Handler: s.updateWebhook},
+		{Method: "DELETE", Path: "/api/webhooks/:id", Access: Perm("webhooks:delete"), Handler: s.deleteWebhook},
+		{Method: "POST", Path: "/api/webhooks/:id/test", Access: Perm("webhooks:update"), Handler: s.testWebhook},
+		{Method: "GET", Path: "/api/webhooks/:id/deliveries", Access: Perm("webhooks:read"), Handler: s.webhookDeliveries},
 	}
 }
 
@@ -136,7 +195,7 @@ func (s *Server) Routes() []RouteInfo {
 	rs := s.routes()
 	out := make([]RouteInfo, len(rs))
 	for i, r := range rs {
-		out[i] = RouteInfo{Method: r.Method, Path: r.Path, Access: r.Access, Bulk: r.Bulk, SessionOnly: r.SessionOnly}
+		out[i] = RouteInfo{Method: r.Method, Path: r.Path, Access: r.Access, Bulk: r.Bulk, SessionOnly: r.SessionOnly, Unlimited: r.Unlimited}
 	}
 	return out
 }
@@ -166,6 +225,10 @@ func (s *Server) Handler() http.Handler {
 		r.Any("/monitoring/*path", mon...)
 	}
 	for _, rt := range s.routes() {
+		if rt.Unlimited {
+			r.Handle(rt.Method, rt.Path, s.authorize(rt), rt.Handler)
+			continue
+		}
 		r.Handle(rt.Method, rt.Path, s.identify, s.rateLimit(rt.Bulk), s.authorize(rt), rt.Handler)
 	}
 	return r

@@ -17,15 +17,23 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/api"
+	"wharf/internal/accounts"
 	"wharf/internal/audio"
 	"wharf/internal/config"
+	"wharf/internal/contacts"
 	"wharf/internal/database"
 	"wharf/internal/identity"
+	"wharf/internal/inbound"
+	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
 	"wharf/internal/ratelimit"
+	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
 	"wharf/internal/storage"
+	"wharf/internal/templates"
+	"wharf/internal/webhooks"
 	"wharf/jobs"
+	"wharf/platform"
 	"wharf/scheduler"
 	"wharf/worker"
 )
@@ -95,6 +103,33 @@ func (in *infra) ping(ctx context.Context) error {
 	return nil
 }
 
+// domains are the business services, built the same way for api and worker.
+type domains struct {
+	Identity  *identity.Service
+	Settings  *orgsettings.Service
+	Accounts  *accounts.Service
+	Contacts  *contacts.Service
+	Templates *templates.Service
+	Messaging *messaging.Service
+	Webhooks  *webhooks.Service
+	Inbound   *inbound.Service
+}
+
+func buildDomains(in *infra, pc config.Platform, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, log *slog.Logger) *domains {
+	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
+	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
+	d := &domains{Identity: ids, Settings: settings}
+	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, log)
+	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
+	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
+	d.Templates = templates.NewService(in.DB)
+	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
+		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
+	d.Inbound = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Messaging: d.Messaging,
+		Webhooks: d.Webhooks, Enqueuer: in.Enq, GlobalSecret: pc.PlatformAppSecret, Log: log})
+	return d
+}
+
 // API is the assembled api process.
 type API struct {
 	Handler http.Handler
@@ -154,13 +189,15 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: in.AsynqRC})
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
+	d := buildDomains(in, c.Platform, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), log)
+	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Server = api.New(api.Deps{
 		Config: api.Config{
 			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
 		},
-		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids,
-		Settings:   orgsettings.NewService(in.DB, box, store, transcoder),
+		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids, Settings: d.Settings, Accounts: d.Accounts, Contacts: d.Contacts,
+		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound,
 		Limiter:    ratelimit.New(in.Redis),
 		Monitoring: mon,
 	})
@@ -195,10 +232,20 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 		return nil, err
 	}
 	w.infra = in
+	box, err := secrets.New(c.EncryptionKey)
+	if err != nil {
+		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+	}
+	store, err := storage.NewLocal(c.StorageDir)
+	if err != nil {
+		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
+	}
 	ids := identity.NewService(in.DB, nil, nil, log)
+	d := buildDomains(in, c.Platform, box, ids, orgsettings.NewService(in.DB, box, store, nil), log)
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
 	w.Mux = worker.NewMux(log)
-	(&worker.Handlers{Log: log, Identity: ids}).Register(w.Mux)
+	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
+		Inbound: d.Inbound}).Register(w.Mux)
 	return w, nil
 }
 

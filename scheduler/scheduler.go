@@ -34,6 +34,17 @@ func DefaultEntries() []Entry {
 		{Name: "purge refresh tokens", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
 			return jobs.PurgeRefreshTokens{Tick: t.Truncate(time.Hour)}
 		}},
+		// The sweeps find work whose queue task was lost (Redis restarted
+		// without persistence, a crash between commit and enqueue).
+		{Name: "inbound sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
+			return jobs.InboundSweep{Tick: t.Truncate(30 * time.Second)}
+		}},
+		{Name: "webhook events sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
+			return jobs.EventsSweep{Tick: t.Truncate(30 * time.Second)}
+		}},
+		{Name: "unconfirmed sends sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
+			return jobs.MessageSweep{Tick: t.Truncate(time.Minute)}
+		}},
 	}
 }
 

@@ -6,34 +6,90 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"wharf/internal/accounts"
 	"wharf/internal/identity"
+	"wharf/internal/inbound"
+	"wharf/internal/messaging"
+	"wharf/internal/webhooks"
 	"wharf/jobs"
 )
 
-// Handlers are the domain services the job handlers call.
+// Handlers are the domain services the job handlers call. Each handler
+// decodes its typed payload and calls one domain method; the domain methods
+// are idempotent.
 type Handlers struct {
-	Log      *slog.Logger
-	Identity *identity.Service
+	Log       *slog.Logger
+	Identity  *identity.Service
+	Accounts  *accounts.Service
+	Messaging *messaging.Service
+	Webhooks  *webhooks.Service
+	Inbound   *inbound.Service
 }
 
 // Register adds every job handler to mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
-	mux.HandleFunc(jobs.KindAPIKeyTouch, h.apiKeyTouch)
-	mux.HandleFunc(jobs.KindPurgeRefreshTokens, h.purgeRefreshTokens)
-}
-
-func (h *Handlers) apiKeyTouch(ctx context.Context, t *asynq.Task) error {
-	p, err := jobs.Decode[jobs.APIKeyTouch](t)
-	if err != nil {
+	mux.HandleFunc(jobs.KindAPIKeyTouch, handle(func(ctx context.Context, p jobs.APIKeyTouch) error {
+		return h.Identity.TouchAPIKey(ctx, p.OrganizationID, p.APIKeyID, p.UsedAt)
+	}))
+	mux.HandleFunc(jobs.KindPurgeRefreshTokens, handle(func(ctx context.Context, _ jobs.PurgeRefreshTokens) error {
+		n, err := h.Identity.PurgeRefreshTokens(ctx)
+		if err == nil && n > 0 {
+			h.Log.Info("purged refresh tokens", "count", n)
+		}
 		return err
-	}
-	return h.Identity.TouchAPIKey(ctx, p.OrganizationID, p.APIKeyID, p.UsedAt)
+	}))
+	mux.HandleFunc(jobs.KindInboundProcess, handle(func(ctx context.Context, p jobs.InboundProcess) error {
+		return h.Inbound.Process(ctx, p.OrganizationID, p.AccountID, p.ContactKey)
+	}))
+	mux.HandleFunc(jobs.KindInboundSweep, handle(func(ctx context.Context, _ jobs.InboundSweep) error {
+		n, err := h.Inbound.Sweep(ctx)
+		if n > 0 {
+			h.Log.Warn("re-enqueued inbound events whose task was lost", "contacts", n)
+		}
+		return err
+	}))
+	mux.HandleFunc(jobs.KindMessageSend, handle(func(ctx context.Context, p jobs.MessageSend) error {
+		return h.Messaging.SendQueued(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
+	}))
+	mux.HandleFunc(jobs.KindMessageSweep, handle(func(ctx context.Context, _ jobs.MessageSweep) error {
+		requeued, failed, err := h.Messaging.SweepUnconfirmed(ctx)
+		if requeued+failed > 0 {
+			h.Log.Warn("settled outbound messages", "requeued", requeued, "failed_unknown_outcome", failed)
+		}
+		return err
+	}))
+	mux.HandleFunc(jobs.KindAccountRefresh, handle(func(ctx context.Context, p jobs.AccountRefresh) error {
+		return h.Accounts.Refresh(ctx, p.OrganizationID, p.AccountID)
+	}))
+	mux.HandleFunc(jobs.KindWebhookDispatch, handle(func(ctx context.Context, p jobs.WebhookDispatch) error {
+		return h.Webhooks.Dispatch(ctx, p.OrganizationID, p.EventID)
+	}))
+	mux.HandleFunc(jobs.KindWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
+		return h.Webhooks.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)
+	}))
+	mux.HandleFunc(jobs.KindEventsSweep, handle(func(ctx context.Context, _ jobs.EventsSweep) error {
+		n, err := h.Webhooks.SweepUndispatched(ctx)
+		if n > 0 {
+			h.Log.Warn("re-enqueued webhook events whose dispatch was lost", "events", n)
+		}
+		return err
+	}))
 }
 
-func (h *Handlers) purgeRefreshTokens(ctx context.Context, t *asynq.Task) error {
-	n, err := h.Identity.PurgeRefreshTokens(ctx)
-	if err == nil && n > 0 {
-		h.Log.Info("purged refresh tokens", "count", n)
+// handle decodes the payload (undecodable payloads skip retries) and calls fn.
+func handle[P jobs.Payload](fn func(context.Context, P) error) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		p, err := jobs.Decode[P](t)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, p)
 	}
-	return err
+}
+
+// lastAttempt reports whether this run is the task's last try.
+func lastAttempt(ctx context.Context) bool {
+	retried, ok1 := asynq.GetRetryCount(ctx)
+	maxRetry, ok2 := asynq.GetMaxRetry(ctx)
+	return ok1 && ok2 && retried >= maxRetry
 }

@@ -22,6 +22,7 @@ const (
 	Conflict                 // 409
 	TooLarge                 // 413
 	TooMany                  // 429
+	Upstream                 // 502: the provider failed
 	Unavailable              // 503
 )
 
@@ -65,6 +66,9 @@ func TooLargef(format string, args ...any) *Error { return newf(TooLarge, format
 
 // TooManyf reports a rate limit (429).
 func TooManyf(format string, args ...any) *Error { return newf(TooMany, format, args...) }
+
+// Upstreamf reports a failure of the provider that the caller may retry (502).
+func Upstreamf(format string, args ...any) *Error { return newf(Upstream, format, args...) }
 
 // KindOf returns the kind of err, Internal when it carries none.
 func KindOf(err error) Kind {

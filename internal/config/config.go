@@ -40,10 +40,34 @@ type Secrets struct {
 	EncryptionKeyRaw string `env:"ENCRYPTION_KEY,required,notEmpty"`
 }
 
+// Platform is how api and worker reach the provider and user endpoints.
+type Platform struct {
+	PlatformAPIURL     string `env:"PLATFORM_API_URL" envDefault:"http://127.0.0.1:8090"`
+	PlatformAPIVersion string `env:"PLATFORM_API_VERSION" envDefault:"v21.0"`
+	// PlatformAppSecret verifies inbound webhooks of accounts whose
+	// organization has no provider_app_secret of its own.
+	PlatformAppSecret string `env:"PLATFORM_APP_SECRET"`
+	// OutboundAllowPrivate lets outbound webhooks and media checks reach
+	// loopback and private addresses (self-hosted setups, tests).
+	OutboundAllowPrivate bool `env:"OUTBOUND_ALLOW_PRIVATE" envDefault:"false"`
+}
+
+func (p Platform) validate() []error {
+	var errs []error
+	if err := httpURL(p.PlatformAPIURL); err != nil {
+		errs = append(errs, fmt.Errorf("PLATFORM_API_URL %w", err))
+	}
+	if !strings.HasPrefix(p.PlatformAPIVersion, "v") {
+		errs = append(errs, errors.New("PLATFORM_API_VERSION must look like v21.0"))
+	}
+	return errs
+}
+
 // API configures bin/api.
 type API struct {
 	Common
 	Secrets
+	Platform
 	HTTPAddr       string   `env:"HTTP_ADDR" envDefault:":8080"`
 	PublicURL      string   `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	JWTSecret      string   `env:"JWT_SECRET,required,notEmpty"`
@@ -55,8 +79,10 @@ type API struct {
 	RateLimitPerMinute     int `env:"RATE_LIMIT_PER_MINUTE" envDefault:"100"`
 	RateLimitBulkPerMinute int `env:"RATE_LIMIT_BULK_PER_MINUTE" envDefault:"10"`
 
-	PlatformAPIURL string `env:"PLATFORM_API_URL" envDefault:"http://127.0.0.1:8090"`
-	StorageDir     string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	StorageDir string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	// PlatformWebhookVerifyToken answers the provider's verification
+	// handshake before any account (with its own verify token) exists.
+	PlatformWebhookVerifyToken string `env:"PLATFORM_WEBHOOK_VERIFY_TOKEN"`
 
 	BootstrapAdminEmail    string `env:"BOOTSTRAP_ADMIN_EMAIL" envDefault:"admin@wharf.local"`
 	BootstrapAdminPassword string `env:"BOOTSTRAP_ADMIN_PASSWORD"`
@@ -74,9 +100,9 @@ type API struct {
 type Worker struct {
 	Common
 	Secrets
-	Concurrency    int    `env:"WORKER_CONCURRENCY" envDefault:"10"`
-	PlatformAPIURL string `env:"PLATFORM_API_URL" envDefault:"http://127.0.0.1:8090"`
-	StorageDir     string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	Platform
+	Concurrency int    `env:"WORKER_CONCURRENCY" envDefault:"10"`
+	StorageDir  string `env:"STORAGE_DIR" envDefault:"./data/storage"`
 }
 
 // Scheduler configures bin/scheduler.
@@ -115,9 +141,7 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	if c.RateLimitBulkPerMinute <= 0 {
 		errs = append(errs, errors.New("RATE_LIMIT_BULK_PER_MINUTE must be positive"))
 	}
-	if err := httpURL(c.PlatformAPIURL); err != nil {
-		errs = append(errs, fmt.Errorf("PLATFORM_API_URL %w", err))
-	}
+	errs = append(errs, c.Platform.validate()...)
 	if err := httpURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
 	}
@@ -148,9 +172,7 @@ func LoadWorkerFrom(environ map[string]string) (Worker, error) {
 	if c.Concurrency <= 0 {
 		errs = append(errs, errors.New("WORKER_CONCURRENCY must be positive"))
 	}
-	if err := httpURL(c.PlatformAPIURL); err != nil {
-		errs = append(errs, fmt.Errorf("PLATFORM_API_URL %w", err))
-	}
+	errs = append(errs, c.Platform.validate()...)
 	return c, errors.Join(errs...)
 }
 

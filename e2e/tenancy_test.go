@@ -1,0 +1,93 @@
+package e2e_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/apptest"
+	"wharf/models"
+)
+
+// Every messaging resource of organization A is a 404 to organization B.
+func TestTenantIsolationOfMessagingResources(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	a := f.admin.Auth()
+
+	// Organization B with its own admin.
+	var orgB struct{ ID string }
+	f.Do("POST", "/api/organizations", map[string]string{"name": "Org B"}, a).Expect(t, 201).Into(t, &orgB)
+	var inB apptest.Session
+	f.Do("POST", "/api/auth/switch-org", map[string]string{"organization_id": orgB.ID}, a).Expect(t, 200).Into(t, &inB)
+	b := f.CreateUser(inB.Auth(), "b-admin@x.com", "Admin")
+
+	var contact, webhook struct{ ID string }
+	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15550180000", "name": "A's contact"}, a).Expect(t, 201).Into(t, &contact)
+	f.Do("POST", "/api/webhooks", map[string]any{"name": "A", "url": "https://a.example.com", "events": []string{"contact.created"}}, a).
+		Expect(t, 201).Into(t, &webhook)
+	f.Do("POST", "/api/tags", map[string]any{"name": "a-only"}, a).Expect(t, 201)
+	msg := models.Message{ID: uuid.New(), OrganizationID: uuid.MustParse(f.orgID), ContactID: uuid.MustParse(contact.ID),
+		Direction: "incoming", Type: "text", Status: "delivered", OccurredAt: time.Now()}
+	wamid := "wamid.a"
+	msg.PlatformMessageID = &wamid
+	msg.Content.V = map[string]any{"text": "secret"}
+	if err := f.DB.Create(&msg).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/accounts/" + f.accountID},
+		{"PUT", "/api/accounts/" + f.accountID},
+		{"DELETE", "/api/accounts/" + f.accountID},
+		{"POST", "/api/accounts/" + f.accountID + "/test"},
+		{"POST", "/api/accounts/" + f.accountID + "/register"},
+		{"GET", "/api/contacts/" + contact.ID},
+		{"PUT", "/api/contacts/" + contact.ID},
+		{"DELETE", "/api/contacts/" + contact.ID},
+		{"PUT", "/api/contacts/" + contact.ID + "/assign"},
+		{"PUT", "/api/contacts/" + contact.ID + "/tags"},
+		{"GET", "/api/contacts/" + contact.ID + "/session-data"},
+		{"GET", "/api/contacts/" + contact.ID + "/messages"},
+		{"POST", "/api/contacts/" + contact.ID + "/messages"},
+		{"PUT", "/api/messages/" + msg.ID.String() + "/read"},
+		{"GET", "/api/webhooks/" + webhook.ID},
+		{"PUT", "/api/webhooks/" + webhook.ID},
+		{"DELETE", "/api/webhooks/" + webhook.ID},
+		{"POST", "/api/webhooks/" + webhook.ID + "/test"},
+		{"GET", "/api/webhooks/" + webhook.ID + "/deliveries"},
+		{"PUT", "/api/tags/a-only"},
+		{"DELETE", "/api/tags/a-only"},
+	} {
+		body := map[string]any{"tags": []string{"x"}, "type": "text", "text": "hi", "user_id": nil, "name": "x"}
+		if r := f.Do(c.method, c.path, body, b.Auth()); r.Status != 404 {
+			t.Errorf("B: %s %s = %d, want 404: %s", c.method, c.path, r.Status, r.Body)
+		}
+	}
+	// A template send naming A's contact is a 404 too, and lists are empty.
+	f.Do("POST", "/api/messages/template", map[string]any{"contact_id": contact.ID, "template_name": "x"}, b.Auth()).Expect(t, 404)
+	f.Do("POST", "/api/messages/media", map[string]any{"contact_id": contact.ID, "type": "image", "media_url": "https://x.example.com/a.png"}, b.Auth())
+	for _, path := range []string{"/api/accounts", "/api/contacts", "/api/webhooks"} {
+		var out struct {
+			Items []any `json:"items"`
+		}
+		f.Do("GET", path, nil, b.Auth()).Expect(t, 200).Into(t, &out)
+		if len(out.Items) != 0 {
+			t.Errorf("B lists %d items of A at %s", len(out.Items), path)
+		}
+	}
+	var tags struct {
+		Tags []any `json:"tags"`
+	}
+	f.Do("GET", "/api/tags", nil, b.Auth()).Expect(t, 200).Into(t, &tags)
+	if len(tags.Tags) != 0 {
+		t.Error("B lists A's tags")
+	}
+	// B can use the same phone number and tag name without conflict.
+	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15550180000"}, b.Auth()).Expect(t, 201)
+	f.Do("POST", "/api/tags", map[string]any{"name": "a-only"}, b.Auth()).Expect(t, 201)
+	// Everything of A is intact.
+	f.Do("GET", "/api/contacts/"+contact.ID, nil, a).Expect(t, 200)
+	f.Do("GET", "/api/webhooks/"+webhook.ID, nil, a).Expect(t, 200)
+	f.Do("GET", "/api/accounts/"+f.accountID, nil, a).Expect(t, 200)
+}

@@ -1,0 +1,449 @@
+// Package inbound receives the provider's webhooks. The api only verifies
+// and stores them (inbound_events) and enqueues their processing, so it
+// answers in milliseconds; the worker applies them: contacts, incoming
+// messages, statuses, template status changes.
+//
+// One contact's events are applied one at a time in arrival order, under a
+// transaction-level advisory lock keyed by account and contact; duplicates
+// change nothing (messages are unique by account and provider id, statuses
+// only move forward).
+package inbound
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/accounts"
+	"wharf/internal/apperr"
+	"wharf/internal/contacts"
+	"wharf/internal/messaging"
+	"wharf/internal/phone"
+	"wharf/internal/webhooks"
+	"wharf/jobs"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// Event kinds stored in inbound_events.
+const (
+	KindMessages       = "messages"
+	KindTemplateStatus = "template_status"
+)
+
+// Service receives and applies provider webhooks.
+type Service struct {
+	db           *gorm.DB
+	accounts     *accounts.Service
+	contacts     *contacts.Service
+	messaging    *messaging.Service
+	webhooks     *webhooks.Service
+	enq          *jobs.Enqueuer
+	globalSecret string
+	verifyToken  string
+	log          *slog.Logger
+	now          func() time.Time
+	// StatusFallback gets statuses of messages the messaging domain does
+	// not know (campaign sends); nil means they are only logged.
+	StatusFallback func(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.UUID, st platform.Status) (bool, error)
+}
+
+// Deps are the collaborators of the inbound domain.
+type Deps struct {
+	DB           *gorm.DB
+	Accounts     *accounts.Service
+	Contacts     *contacts.Service
+	Messaging    *messaging.Service
+	Webhooks     *webhooks.Service
+	Enqueuer     *jobs.Enqueuer
+	GlobalSecret string // PLATFORM_APP_SECRET
+	Log          *slog.Logger
+}
+
+// SetVerifyToken sets the global verify token (PLATFORM_WEBHOOK_VERIFY_TOKEN)
+// accepted by the handshake besides the accounts' own tokens.
+func (s *Service) SetVerifyToken(token string) { s.verifyToken = token }
+
+// NewService wires the inbound domain.
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, messaging: d.Messaging, webhooks: d.Webhooks,
+		enq: d.Enqueuer, globalSecret: d.GlobalSecret, log: d.Log,
+		now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Verify answers the provider's subscription handshake: the challenge when
+// the mode is subscribe and the token belongs to an account (or is the
+// global verify token).
+func (s *Service) Verify(ctx context.Context, mode, token, challenge string) (string, error) {
+	if mode != "subscribe" || token == "" || challenge == "" {
+		return "", apperr.Forbiddenf("verification failed")
+	}
+	if s.verifyToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.verifyToken)) == 1 {
+		return challenge, nil
+	}
+	ok, err := s.accounts.HasVerifyToken(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", apperr.Forbiddenf("verification failed")
+	}
+	return challenge, nil
+}
+
+// pending is one event to store.
+type pending struct {
+	route      accounts.Route
+	contactKey string
+	kind       string
+	payload    any
+}
+
+// Intake verifies a webhook and stores its events. The signature must match
+// the app secret of the organization owning the account an entry is about
+// (or the global PLATFORM_APP_SECRET); entries that fail are dropped, and a
+// webhook with no verified entry is refused: nothing unsigned is stored.
+func (s *Service) Intake(ctx context.Context, body []byte, signature string) (int, error) {
+	if signature == "" {
+		return 0, apperr.Unauthorizedf("missing " + platform.SignatureHeader)
+	}
+	var p platform.WebhookPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		return 0, apperr.Invalidf("the webhook body is not valid JSON")
+	}
+	type change struct {
+		entry  platform.WebhookEntry
+		change platform.WebhookChange
+		msgs   *platform.MessagesValue
+	}
+	var changes []change
+	var phoneIDs, wabaIDs []string
+	for _, e := range p.Entry {
+		wabaIDs = append(wabaIDs, e.ID)
+		for _, c := range e.Changes {
+			ch := change{entry: e, change: c}
+			if c.Field == platform.FieldMessages {
+				var v platform.MessagesValue
+				if err := json.Unmarshal(c.Value, &v); err != nil {
+					return 0, apperr.Invalidf("a messages change is not valid JSON")
+				}
+				ch.msgs = &v
+				phoneIDs = append(phoneIDs, v.Metadata.PhoneNumberID)
+			}
+			changes = append(changes, ch)
+		}
+	}
+	routes, err := s.accounts.Routes(ctx, phoneIDs, wabaIDs)
+	if err != nil {
+		return 0, err
+	}
+	checked := map[string]bool{}
+	signedBy := func(secret string) bool {
+		if secret == "" {
+			return false
+		}
+		ok, seen := checked[secret]
+		if !seen {
+			ok = platform.VerifySignature(secret, body, signature)
+			checked[secret] = ok
+		}
+		return ok
+	}
+	verified := func(r accounts.Route) bool { return signedBy(r.AppSecret) || signedBy(s.globalSecret) }
+
+	var events []pending
+	anyVerified := signedBy(s.globalSecret)
+	for _, ch := range changes {
+		switch ch.change.Field {
+		case platform.FieldMessages:
+			var route *accounts.Route
+			for i := range routes {
+				if routes[i].PhoneNumberID == ch.msgs.Metadata.PhoneNumberID {
+					route = &routes[i]
+				}
+			}
+			if route == nil {
+				s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
+				continue
+			}
+			if !verified(*route) {
+				continue
+			}
+			anyVerified = true
+			events = append(events, splitByContact(*route, ch.msgs)...)
+		case platform.FieldTemplateStatus:
+			for _, r := range routes {
+				if r.BusinessAccountID == ch.entry.ID && verified(r) {
+					anyVerified = true
+					events = append(events, pending{route: r, kind: KindTemplateStatus, payload: ch.change.Value})
+				}
+			}
+		default:
+			s.log.Info("webhook field not handled", "field", ch.change.Field)
+		}
+	}
+	if !anyVerified {
+		return 0, apperr.Unauthorizedf("invalid webhook signature")
+	}
+	return len(events), s.store(ctx, events)
+}
+
+// splitByContact cuts a messages change into one event per contact, so that
+// each contact's events can be applied in order independently of others.
+func splitByContact(r accounts.Route, v *platform.MessagesValue) []pending {
+	byKey := map[string]*platform.MessagesValue{}
+	var order []string
+	get := func(key string) *platform.MessagesValue {
+		if e, ok := byKey[key]; ok {
+			return e
+		}
+		e := &platform.MessagesValue{MessagingProduct: v.MessagingProduct, Metadata: v.Metadata}
+		byKey[key] = e
+		order = append(order, key)
+		return e
+	}
+	for _, c := range v.Contacts {
+		get(c.WaID).Contacts = append(get(c.WaID).Contacts, c)
+	}
+	for _, m := range v.Messages {
+		e := get(m.From)
+		e.Messages = append(e.Messages, m)
+	}
+	for _, st := range v.Statuses {
+		e := get(st.RecipientID)
+		e.Statuses = append(e.Statuses, st)
+	}
+	out := make([]pending, 0, len(order))
+	for _, k := range order {
+		out = append(out, pending{route: r, contactKey: k, kind: KindMessages, payload: byKey[k]})
+	}
+	return out
+}
+
+func (s *Service) store(ctx context.Context, events []pending) error {
+	if len(events) == 0 {
+		return nil
+	}
+	rows := make([]models.InboundEvent, len(events))
+	for i, e := range events {
+		b, err := marshalPayload(e.payload)
+		if err != nil {
+			return err
+		}
+		rows[i] = models.InboundEvent{OrganizationID: e.route.OrganizationID, AccountID: e.route.AccountID,
+			ContactKey: e.contactKey, Kind: e.kind, Payload: b, ReceivedAt: s.now()}
+	}
+	if err := s.db.WithContext(ctx).Create(&rows).Error; err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		key := r.AccountID.String() + "/" + r.ContactKey
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		_, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.InboundProcess{OrganizationID: r.OrganizationID, AccountID: r.AccountID, ContactKey: r.ContactKey})
+		if err != nil {
+			s.log.Warn("cannot enqueue inbound processing; the sweeper will retry", "account_id", r.AccountID, "error", err)
+		}
+	}
+	return nil
+}
+
+// marshalPayload keeps the raw incoming messages intact (IncomingMessage
+// carries its raw JSON, which json.Marshal of the struct would drop).
+func marshalPayload(p any) ([]byte, error) {
+	v, ok := p.(*platform.MessagesValue)
+	if !ok {
+		return json.Marshal(p)
+	}
+	raw := make([]json.RawMessage, len(v.Messages))
+	for i, m := range v.Messages {
+		raw[i] = m.Raw
+	}
+	return json.Marshal(struct {
+		MessagingProduct string                    `json:"messaging_product"`
+		Metadata         any                       `json:"metadata"`
+		Contacts         []platform.WebhookContact `json:"contacts,omitempty"`
+		Messages         []json.RawMessage         `json:"messages,omitempty"`
+		Statuses         []platform.Status         `json:"statuses,omitempty"`
+	}{v.MessagingProduct, v.Metadata, v.Contacts, raw, v.Statuses})
+}
+
+// maxAttempts is how often a failing event is retried before it is set
+// aside (processed, with its error) so it cannot block the contact forever.
+const maxAttempts = 5
+
+// Process is the inbound:process job: apply every pending event of one
+// contact of one account, oldest first.
+func (s *Service) Process(ctx context.Context, orgID, accountID uuid.UUID, contactKey string) error {
+	a, err := s.accounts.Get(ctx, orgID, accountID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil // the account was deleted with its events
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		done, err := s.processNext(ctx, a, contactKey)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func (s *Service) processNext(ctx context.Context, a *accounts.Account, key string) (done bool, err error) {
+	var ev models.InboundEvent
+	var published []uuid.UUID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, a.ID.String()+"/"+key).Error; err != nil {
+			return err
+		}
+		res := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND contact_key = ? AND processed_at IS NULL
+			ORDER BY id LIMIT 1`, a.ID, key).Scan(&ev)
+		if res.Error != nil || ev.ID == 0 {
+			return res.Error
+		}
+		ids, err := s.apply(ctx, tx, a, &ev)
+		if err != nil {
+			return err
+		}
+		published = ids
+		return tx.Model(&models.InboundEvent{}).Where("id = ?", ev.ID).Update("processed_at", s.now()).Error
+	})
+	if err != nil {
+		if ev.ID != 0 {
+			s.setAside(ctx, ev.ID, err)
+		}
+		return false, err
+	}
+	if ev.ID == 0 {
+		return true, nil
+	}
+	s.webhooks.Publish(ctx, a.OrganizationID, published...)
+	return false, nil
+}
+
+// setAside counts a failed attempt and, after maxAttempts, marks the event
+// processed with its error so the contact's later events can proceed.
+func (s *Service) setAside(ctx context.Context, id int64, cause error) {
+	db := s.db.WithContext(context.WithoutCancel(ctx))
+	db.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
+		processed_at = CASE WHEN attempts + 1 >= ? THEN now() ELSE NULL END WHERE id = ?`, truncate(cause.Error(), 1000), maxAttempts, id)
+	s.log.Error("inbound event failed", "event_id", id, "error", cause)
+}
+
+func (s *Service) apply(ctx context.Context, tx *gorm.DB, a *accounts.Account, ev *models.InboundEvent) ([]uuid.UUID, error) {
+	switch ev.Kind {
+	case KindMessages:
+		var v platform.MessagesValue
+		if err := json.Unmarshal(ev.Payload, &v); err != nil {
+			return nil, err
+		}
+		return s.applyMessages(ctx, tx, a, ev.ContactKey, &v)
+	case KindTemplateStatus:
+		var v platform.TemplateStatusValue
+		if err := json.Unmarshal(ev.Payload, &v); err != nil {
+			return nil, err
+		}
+		return nil, s.applyTemplateStatus(ctx, tx, a, &v)
+	}
+	s.log.Warn("unknown inbound event kind", "kind", ev.Kind, "event_id", ev.ID)
+	return nil, nil
+}
+
+func (s *Service) applyMessages(ctx context.Context, tx *gorm.DB, a *accounts.Account, key string, v *platform.MessagesValue) ([]uuid.UUID, error) {
+	var published []uuid.UUID
+	if len(v.Messages) > 0 {
+		profile := ""
+		for _, c := range v.Contacts {
+			if c.WaID == key {
+				profile = c.Profile.Name
+			}
+		}
+		c, created, err := s.contacts.Upsert(ctx, tx, a.OrganizationID, phone.FromWaID(key), &a.ID, profile, "incoming")
+		if err != nil {
+			return nil, err
+		}
+		published = append(published, created)
+		for _, m := range v.Messages {
+			id, err := s.messaging.StoreIncoming(ctx, tx, c, a.ID, a.Name, m)
+			if err != nil {
+				return nil, err
+			}
+			published = append(published, id)
+		}
+	}
+	for _, st := range v.Statuses {
+		err := s.messaging.ApplyStatus(ctx, tx, a.OrganizationID, a.ID, st)
+		if errors.Is(err, messaging.ErrUnknownMessage) && s.StatusFallback != nil {
+			var handled bool
+			handled, err = s.StatusFallback(ctx, tx, a.OrganizationID, a.ID, st)
+			if err == nil && !handled {
+				err = messaging.ErrUnknownMessage
+			}
+		}
+		if errors.Is(err, messaging.ErrUnknownMessage) {
+			s.log.Info("status for an unknown message ignored", "platform_message_id", st.ID, "status", st.Status)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return published, nil
+}
+
+func (s *Service) applyTemplateStatus(ctx context.Context, tx *gorm.DB, a *accounts.Account, v *platform.TemplateStatusValue) error {
+	reason := v.Reason
+	if reason == "NONE" {
+		reason = ""
+	}
+	res := tx.WithContext(ctx).Model(&models.Template{}).
+		Where("account_id = ? AND (provider_template_id = ? OR (name = ? AND language = ?))",
+			a.ID, v.MessageTemplateID.String(), v.MessageTemplateName, v.MessageTemplateLanguage).
+		Updates(map[string]any{"status": v.Event, "rejected_reason": reason, "updated_at": s.now()})
+	if res.RowsAffected == 0 {
+		s.log.Info("status for an unknown template ignored", "template", v.MessageTemplateName, "event", v.Event)
+	}
+	return res.Error
+}
+
+// sweepAge is how long an event may wait before the sweeper assumes its task
+// was lost.
+const sweepAge = 30 * time.Second
+
+// Sweep enqueues processing for events left pending (a lost task), and
+// deletes processed events older than three days.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	var keys []struct {
+		OrganizationID, AccountID uuid.UUID
+		ContactKey                string
+	}
+	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id, account_id, contact_key FROM inbound_events
+		WHERE processed_at IS NULL AND received_at < ? LIMIT 1000`, s.now().Add(-sweepAge)).Scan(&keys).Error
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range keys {
+		if _, err := s.enq.Enqueue(ctx, jobs.InboundProcess{OrganizationID: k.OrganizationID, AccountID: k.AccountID, ContactKey: k.ContactKey}); err != nil {
+			return 0, err
+		}
+	}
+	s.db.WithContext(ctx).Where("processed_at < ?", s.now().Add(-72*time.Hour)).Delete(&models.InboundEvent{})
+	return len(keys), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

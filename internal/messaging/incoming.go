@@ -1,0 +1,98 @@
+package messaging
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/phone"
+	"wharf/internal/webhooks"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// StoreIncoming stores an incoming message once (the provider redelivers
+// webhooks: a known message id changes nothing), keeps the contact's
+// activity times, and emits message.incoming. It returns the event id to
+// publish after the commit, or uuid.Nil.
+func (s *Service) StoreIncoming(ctx context.Context, tx *gorm.DB, c *models.Contact, accountID uuid.UUID, accountName string, in platform.IncomingMessage) (uuid.UUID, error) {
+	typ, content := incomingContent(in)
+	at := unixTime(in.Timestamp, s.now())
+	m := models.Message{ID: uuid.New(), OrganizationID: c.OrganizationID, ContactID: c.ID, AccountID: &accountID,
+		PlatformMessageID: &in.ID, Direction: models.DirectionIncoming, Type: typ, Status: models.StatusDelivered, OccurredAt: at}
+	m.Content.V = content
+	// created_at is the wall clock of the insert, not of the transaction's
+	// start: a contact's events are applied one after another, so it records
+	// the order of application, the tiebreaker within one second.
+	res := tx.WithContext(ctx).Exec(`INSERT INTO messages (id, organization_id, contact_id, account_id, platform_message_id,
+		direction, type, content, status, occurred_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp())
+		ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING`,
+		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return uuid.Nil, res.Error
+	}
+	if err := tx.WithContext(ctx).Exec(`UPDATE contacts SET
+		last_message_at = GREATEST(COALESCE(last_message_at, ?), ?),
+		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ?`, at, at, at, at, c.ID).Error; err != nil {
+		return uuid.Nil, err
+	}
+	return s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventMessageIncoming, eventData(&m, c, accountName))
+}
+
+// incomingContent maps a provider message to our type and content: text as
+// {text}, flow completions as type "flow" with the parsed response, template
+// quick replies as interactive, and every other type with the provider's
+// object as it came (so nothing, not even an unsupported type, is lost).
+func incomingContent(in platform.IncomingMessage) (string, map[string]any) {
+	content := map[string]any{}
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(in.Raw, &raw)
+	typ := in.Type
+	switch {
+	case in.Type == "text" && in.Text != nil:
+		content["text"] = in.Text.Body
+	case in.Type == "interactive" && in.Interactive != nil && in.Interactive.NFMReply != nil:
+		typ = "flow"
+		var resp any
+		if json.Unmarshal([]byte(in.Interactive.NFMReply.ResponseJSON), &resp) != nil {
+			resp = in.Interactive.NFMReply.ResponseJSON
+		}
+		content["name"] = in.Interactive.NFMReply.Name
+		content["body"] = in.Interactive.NFMReply.Body
+		content["response"] = resp
+	case in.Type == "button" && in.Button != nil:
+		typ = "interactive"
+		content["type"] = "button_reply"
+		content["id"] = in.Button.Payload
+		content["title"] = in.Button.Text
+	default:
+		if obj, ok := raw[in.Type]; ok {
+			var v any
+			if json.Unmarshal(obj, &v) == nil {
+				if mv, ok := v.(map[string]any); ok {
+					content = mv
+				} else {
+					content["value"] = v
+				}
+			}
+		}
+		if in.Type == "interactive" && in.Interactive != nil {
+			switch {
+			case in.Interactive.ButtonReply != nil:
+				content = map[string]any{"type": "button_reply", "id": in.Interactive.ButtonReply.ID, "title": in.Interactive.ButtonReply.Title}
+			case in.Interactive.ListReply != nil:
+				content = map[string]any{"type": "list_reply", "id": in.Interactive.ListReply.ID,
+					"title": in.Interactive.ListReply.Title, "description": in.Interactive.ListReply.Description}
+			}
+		}
+	}
+	if typ == "" {
+		typ = "unsupported"
+	}
+	if in.Context != nil && in.Context.ID != "" {
+		content["context"] = map[string]any{"message_id": in.Context.ID, "from": phone.FromWaID(in.Context.From)}
+	}
+	return typ, content
+}

@@ -1,0 +1,256 @@
+// Package messaging owns conversations: the messages of a contact, sending
+// text, media, interactive and template messages through the provider, and
+// applying the provider's statuses and incoming messages.
+//
+// Outbound sends follow one rule for crashes: a message is marked
+// send_started_at before the provider is called; a send found started but
+// unconfirmed is never repeated. Its outcome is learned from the provider's
+// status webhooks, which echo our message id (biz_opaque_callback_data), or,
+// when none arrives, it is marked failed by the sweeper.
+package messaging
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/accounts"
+	"wharf/internal/apperr"
+	"wharf/internal/contacts"
+	"wharf/internal/paging"
+	"wharf/internal/safehttp"
+	"wharf/internal/templates"
+	"wharf/internal/tenant"
+	"wharf/internal/webhooks"
+	"wharf/jobs"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// ServiceWindow is how long after a contact's last message free-form
+// messages may be sent.
+const ServiceWindow = 24 * time.Hour
+
+// Service sends and stores messages.
+type Service struct {
+	db        *gorm.DB
+	accounts  *accounts.Service
+	contacts  *contacts.Service
+	templates *templates.Service
+	webhooks  *webhooks.Service
+	provider  *platform.Client
+	enq       *jobs.Enqueuer
+	policy    safehttp.Policy
+	media     *http.Client
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+// Deps are the collaborators of the messaging domain.
+type Deps struct {
+	DB        *gorm.DB
+	Accounts  *accounts.Service
+	Contacts  *contacts.Service
+	Templates *templates.Service
+	Webhooks  *webhooks.Service
+	Provider  *platform.Client
+	Enqueuer  *jobs.Enqueuer
+	Policy    safehttp.Policy
+	Log       *slog.Logger
+}
+
+// NewService wires the messaging domain.
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
+		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second), log: d.Log,
+		now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Actor is who sends: a user, possibly through one of their API keys.
+type Actor struct {
+	UserID   uuid.UUID
+	APIKeyID *uuid.UUID
+}
+
+// List returns a contact's messages in chronological order. With before
+// (or after) it returns the limit messages just before (or after) that
+// message; otherwise page 1 holds the newest limit messages, page 2 the ones
+// before them, and so on.
+func (s *Service) List(ctx context.Context, orgID, contactID uuid.UUID, pg paging.Params, before, after *uuid.UUID) ([]models.Message, int64, error) {
+	if _, err := s.contacts.Contact(ctx, orgID, contactID); err != nil {
+		return nil, 0, err
+	}
+	base := s.db.WithContext(ctx).Model(&models.Message{}).Scopes(tenant.Scope(orgID)).Where("contact_id = ?", contactID)
+	var total int64
+	if err := base.Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	cursor := func(id uuid.UUID) (*models.Message, error) {
+		var m models.Message
+		err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("contact_id = ?", contactID).Take(&m, "id = ?", id).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.Invalidf("the cursor message is not a message of this contact")
+		}
+		return &m, err
+	}
+	q := base.Session(&gorm.Session{})
+	var out []models.Message
+	switch {
+	case before != nil:
+		m, err := cursor(*before)
+		if err != nil {
+			return nil, 0, err
+		}
+		err = q.Where("(occurred_at, created_at, id) < (?, ?, ?)", m.OccurredAt, m.CreatedAt, m.ID).
+			Order("occurred_at DESC, created_at DESC, id DESC").Limit(pg.Limit).Find(&out).Error
+		reverse(out)
+		return out, total, err
+	case after != nil:
+		m, err := cursor(*after)
+		if err != nil {
+			return nil, 0, err
+		}
+		err = q.Where("(occurred_at, created_at, id) > (?, ?, ?)", m.OccurredAt, m.CreatedAt, m.ID).
+			Order("occurred_at, created_at, id").Limit(pg.Limit).Find(&out).Error
+		return out, total, err
+	}
+	err := q.Order("occurred_at DESC, created_at DESC, id DESC").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
+	reverse(out)
+	return out, total, err
+}
+
+func reverse(ms []models.Message) {
+	for i, j := 0, len(ms)-1; i < j; i, j = i+1, j-1 {
+		ms[i], ms[j] = ms[j], ms[i]
+	}
+}
+
+// Get returns one message.
+func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Message, error) {
+	var m models.Message
+	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&m, "id = ?", id).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.NotFoundf("message not found")
+		}
+		return nil, err
+	}
+	return &m, nil
+}
+
+// EventData is the data of message.incoming, message.sent and
+// message.outgoing.
+type EventData struct {
+	MessageID       uuid.UUID      `json:"message_id"`
+	ContactID       uuid.UUID      `json:"contact_id"`
+	ContactPhone    string         `json:"contact_phone"`
+	ContactName     string         `json:"contact_name"`
+	MessageType     string         `json:"message_type"`
+	Content         map[string]any `json:"content"`
+	PlatformAccount string         `json:"platform_account"`
+}
+
+func eventData(m *models.Message, c *models.Contact, accountName string) EventData {
+	name := c.Name
+	if name == "" {
+		name = c.ProfileName
+	}
+	return EventData{MessageID: m.ID, ContactID: c.ID, ContactPhone: c.PhoneNumber, ContactName: name,
+		MessageType: m.Type, Content: m.Content.V, PlatformAccount: accountName}
+}
+
+// statusFrom lists the statuses each status may replace: statuses only move
+// forward (pending < sent < delivered < read), and failed only replaces a
+// message not yet delivered.
+var statusFrom = map[string][]string{
+	models.StatusSent:      {models.StatusPending},
+	models.StatusDelivered: {models.StatusPending, models.StatusSent},
+	models.StatusRead:      {models.StatusPending, models.StatusSent, models.StatusDelivered},
+	models.StatusFailed:    {models.StatusPending, models.StatusSent},
+}
+
+// ErrUnknownMessage is returned by ApplyStatus for a status of a message we
+// do not have.
+var ErrUnknownMessage = errors.New("status for an unknown message")
+
+// ApplyStatus moves an outbound message forward by a provider status, inside
+// tx. Duplicates and late, older statuses change nothing. A status whose
+// message id we never stored (the send's answer was lost) is matched by the
+// echoed callback data.
+func (s *Service) ApplyStatus(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.UUID, st platform.Status) error {
+	from, ok := statusFrom[st.Status]
+	if !ok {
+		return nil // e.g. "deleted" or a future status: nothing to move
+	}
+	at := unixTime(st.Timestamp, s.now())
+	apply := func() (int64, error) {
+		res := tx.WithContext(ctx).Exec(statusSQL, map[string]any{
+			"new": st.Status, "ts": at, "org": orgID, "acc": accountID, "pid": st.ID, "from": from,
+			"code": errCode(st), "title": errTitle(st), "detail": errDetail(st)})
+		return res.RowsAffected, res.Error
+	}
+	n, err := apply()
+	if err != nil || n > 0 {
+		return err
+	}
+	var exists bool
+	if err := tx.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM messages WHERE account_id = ? AND platform_message_id = ?)`,
+		accountID, st.ID).Scan(&exists).Error; err != nil {
+		return err
+	}
+	if exists {
+		return nil // a duplicate or an older status
+	}
+	if cb, err := uuid.Parse(st.BizOpaqueCallbackData); err == nil {
+		res := tx.WithContext(ctx).Exec(`UPDATE messages SET platform_message_id = ?, updated_at = now()
+			WHERE id = ? AND organization_id = ? AND account_id = ? AND platform_message_id IS NULL`, st.ID, cb, orgID, accountID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected > 0 {
+			_, err := apply()
+			return err
+		}
+	}
+	return ErrUnknownMessage
+}
+
+const statusSQL = `
+UPDATE messages SET status = @new,
+    sent_at      = CASE WHEN @new IN ('sent', 'delivered', 'read') THEN COALESCE(sent_at, @ts) ELSE sent_at END,
+    delivered_at = CASE WHEN @new IN ('delivered', 'read') THEN COALESCE(delivered_at, @ts) ELSE delivered_at END,
+    read_at      = CASE WHEN @new = 'read' THEN COALESCE(read_at, @ts) ELSE read_at END,
+    failed_at    = CASE WHEN @new = 'failed' THEN @ts ELSE failed_at END,
+    error_code   = CASE WHEN @new = 'failed' THEN @code ELSE error_code END,
+    error_title  = CASE WHEN @new = 'failed' THEN @title ELSE error_title END,
+    error_detail = CASE WHEN @new = 'failed' THEN @detail ELSE error_detail END,
+    updated_at   = now()
+WHERE organization_id = @org AND account_id = @acc AND platform_message_id = @pid AND status IN @from`
+
+func errCode(st platform.Status) *int {
+	if len(st.Errors) == 0 {
+		return nil
+	}
+	return &st.Errors[0].Code
+}
+
+func errTitle(st platform.Status) string {
+	if len(st.Errors) == 0 {
+		return ""
+	}
+	if st.Errors[0].Title != "" {
+		return st.Errors[0].Title
+	}
+	return st.Errors[0].Message
+}
+
+func errDetail(st platform.Status) string {
+	if len(st.Errors) == 0 {
+		return ""
+	}
+	return st.Errors[0].ErrorData.Details
+}

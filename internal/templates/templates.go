@@ -1,0 +1,56 @@
+// Package templates owns message templates: lookup for sends, the
+// placeholders a send must fill, and building the provider's template
+// components from a caller's values.
+package templates
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/tenant"
+	"wharf/models"
+)
+
+// Service gives access to templates.
+type Service struct {
+	db *gorm.DB
+}
+
+// NewService wires the templates domain.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// ForSend finds the template to send by id, or by name for the account
+// (preferring an approved one), and insists that it is APPROVED. With an id
+// and no account, the template's own account is the one to send from.
+func (s *Service) ForSend(ctx context.Context, orgID uuid.UUID, accountID *uuid.UUID, id *uuid.UUID, name string) (*models.Template, error) {
+	var t models.Template
+	q := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID))
+	var err error
+	switch {
+	case id != nil:
+		err = q.Take(&t, "id = ?", *id).Error
+	case strings.TrimSpace(name) != "" && accountID != nil:
+		err = q.Where("account_id = ? AND name = ?", *accountID, strings.TrimSpace(name)).
+			Order("status = 'APPROVED' DESC, updated_at DESC").Take(&t).Error
+	default:
+		return nil, apperr.Invalidf("template_name or template_id is required")
+	}
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, apperr.NotFoundf("template not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if accountID != nil && t.AccountID != *accountID {
+		return nil, apperr.Invalidf("template %q belongs to another account", t.Name)
+	}
+	if t.Status != models.TemplateApproved {
+		return nil, apperr.Invalidf("template %q is %s: only APPROVED templates can be sent", t.Name, t.Status)
+	}
+	return &t, nil
+}

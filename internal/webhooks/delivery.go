@@ -1,0 +1,217 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/hibiken/asynq"
+
+	"wharf/internal/apperr"
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// Signature returns the X-Webhook-Signature value of body under secret.
+func Signature(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// body is the delivered JSON: the spec's {event, timestamp, data}.
+func body(event string, at time.Time, data json.RawMessage) ([]byte, error) {
+	return json.Marshal(struct {
+		Event     string          `json:"event"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{event, at.UTC().Format(time.RFC3339), data})
+}
+
+// Result is the outcome of one delivery attempt.
+type Result struct {
+	Success    bool
+	StatusCode int
+	Error      string
+	Duration   time.Duration
+}
+
+// post makes one attempt. Any 2xx is a success.
+func (s *Service) post(ctx context.Context, w *models.Webhook, eventID uuid.UUID, event string, payload []byte) Result {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, deliveryTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(payload))
+	if err != nil {
+		return Result{Error: err.Error(), Duration: time.Since(start)}
+	}
+	for k, v := range w.Headers.V {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("X-Webhook-Event", event)
+	req.Header.Set("X-Webhook-ID", eventID.String())
+	if len(w.SecretEnc) > 0 {
+		secret, err := s.box.OpenString(w.SecretEnc)
+		if err != nil {
+			return Result{Error: "cannot decrypt the webhook secret", Duration: time.Since(start)}
+		}
+		req.Header.Set(SignatureHeader, Signature(secret, payload))
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		return Result{Error: err.Error(), Duration: time.Since(start)}
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	r := Result{StatusCode: res.StatusCode, Success: res.StatusCode/100 == 2, Duration: time.Since(start)}
+	if !r.Success {
+		r.Error = fmt.Sprintf("endpoint answered %s", res.Status)
+	}
+	return r
+}
+
+// record keeps the attempt in the webhook's delivery log (the last 100).
+func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.UUID, event string, attempt int, r Result) {
+	d := models.WebhookDelivery{OrganizationID: w.OrganizationID, WebhookID: w.ID, EventID: eventID, Event: event,
+		Attempt: attempt, Success: r.Success, StatusCode: r.StatusCode, Error: truncate(r.Error, 500),
+		DurationMS: int(r.Duration.Milliseconds()), CreatedAt: s.now()}
+	db := s.db.WithContext(context.WithoutCancel(ctx))
+	if err := db.Create(&d).Error; err != nil {
+		s.log.Warn("cannot record webhook delivery", "webhook_id", w.ID, "error", err)
+		return
+	}
+	if d.ID%20 == 0 { // trim now and then, not on every attempt
+		db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
+			SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC OFFSET ? LIMIT 1)`, w.ID, w.ID, keepDeliveries)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// Test sends an `event: test` to a webhook synchronously and reports the
+// outcome; it is logged like any delivery.
+func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*Result, error) {
+	w, err := s.get(ctx, s.db, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	eventID := uuid.New()
+	data, _ := json.Marshal(map[string]any{"webhook_id": w.ID, "message": "This is a test event from Wharf."})
+	payload, err := body(EventTest, s.now(), data)
+	if err != nil {
+		return nil, err
+	}
+	r := s.post(ctx, w, eventID, EventTest, payload)
+	s.record(ctx, w, &eventID, EventTest, 1, r)
+	return &r, nil
+}
+
+// Dispatch delivers an outbox event to every active subscribed webhook, at
+// most MaxConcurrent at a time. Failed deliveries get their next attempt as
+// a delayed task. Dispatching an event twice delivers it twice (at least
+// once); receivers can use X-Webhook-ID to drop duplicates.
+func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID) error {
+	var ev models.Event
+	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Take(&ev, "id = ?", eventID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil // purged or never committed
+	}
+	if err != nil {
+		return err
+	}
+	if ev.DispatchedAt != nil {
+		return nil
+	}
+	var hooks []models.Webhook
+	err = s.db.WithContext(ctx).Where("organization_id = ? AND is_active AND events @> jsonb_build_array(?::text)", orgID, ev.Event).
+		Find(&hooks).Error
+	if err != nil {
+		return err
+	}
+	payload, err := body(ev.Event, ev.CreatedAt, ev.Data)
+	if err != nil {
+		return err
+	}
+	sem := make(chan struct{}, MaxConcurrent)
+	var wg sync.WaitGroup
+	for i := range hooks {
+		w := &hooks[i]
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := s.post(ctx, w, ev.ID, ev.Event, payload)
+			s.record(ctx, w, &ev.ID, ev.Event, 1, r)
+			if !r.Success {
+				s.scheduleAttempt(ctx, orgID, w.ID, ev.ID, 2)
+			}
+		}()
+	}
+	wg.Wait()
+	return s.db.WithContext(ctx).Model(&models.Event{}).Where("id = ?", ev.ID).Update("dispatched_at", s.now()).Error
+}
+
+func (s *Service) scheduleAttempt(ctx context.Context, orgID, webhookID, eventID uuid.UUID, attempt int) {
+	_, err := s.enq.Enqueue(context.WithoutCancel(ctx),
+		jobs.WebhookDeliver{OrganizationID: orgID, WebhookID: webhookID, EventID: eventID, Attempt: attempt},
+		asynq.ProcessIn(retryDelay(attempt)))
+	if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+		s.log.Warn("cannot schedule webhook retry", "webhook_id", webhookID, "event_id", eventID, "error", err)
+	}
+}
+
+// Deliver is a retry attempt for one webhook. After MaxAttempts the event is
+// dropped for that webhook; the delivery log shows why.
+func (s *Service) Deliver(ctx context.Context, orgID, webhookID, eventID uuid.UUID, attempt int) error {
+	var ev models.Event
+	if err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Take(&ev, "id = ?", eventID).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		return err
+	}
+	w, err := s.get(ctx, s.db, orgID, webhookID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	if !w.IsActive {
+		return nil
+	}
+	payload, err := body(ev.Event, ev.CreatedAt, ev.Data)
+	if err != nil {
+		return err
+	}
+	r := s.post(ctx, w, ev.ID, ev.Event, payload)
+	s.record(ctx, w, &ev.ID, ev.Event, attempt, r)
+	if !r.Success {
+		if attempt < MaxAttempts {
+			s.scheduleAttempt(ctx, orgID, w.ID, ev.ID, attempt+1)
+		} else {
+			s.log.Warn("webhook delivery dropped after the last attempt", "webhook_id", w.ID, "event", ev.Event,
+				"event_id", ev.ID, "error", r.Error)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// Emit records an event in the outbox inside tx, when at least one active
+// webhook of the organization subscribes to it; it returns the event id to
+// Publish after the commit (uuid.Nil when nobody listens).
+func (s *Service) Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, event string, data any) (uuid.UUID, error) {
+	var listening bool
+	err := tx.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM webhooks
+		WHERE organization_id = ? AND is_active AND events @> jsonb_build_array(?::text))`, orgID, event).Scan(&listening).Error
+	if err != nil || !listening {
+		return uuid.Nil, err
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	ev := models.Event{ID: uuid.New(), OrganizationID: orgID, Event: event, Data: b, CreatedAt: s.now()}
+	return ev.ID, tx.WithContext(ctx).Create(&ev).Error
+}
+
+// Publish enqueues the dispatch of committed events. A failure is only
+// logged: the sweeper enqueues undispatched events again.
+func (s *Service) Publish(ctx context.Context, orgID uuid.UUID, ids ...uuid.UUID) {
+	for _, id := range ids {
+		if id == uuid.Nil {
+			continue
+		}
+		if _, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.WebhookDispatch{OrganizationID: orgID, EventID: id}); err != nil && err != jobs.ErrDuplicate {
+			s.log.Warn("cannot enqueue webhook dispatch; the sweeper will retry", "event_id", id, "error", err)
+		}
+	}
+}
+
+// sweepAge is how long an event may wait undispatched before the sweeper
+// assumes its task was lost.
+const sweepAge = 30 * time.Second
+
+// SweepUndispatched re-enqueues events whose dispatch task was lost.
+func (s *Service) SweepUndispatched(ctx context.Context) (int, error) {
+	var rows []models.Event
+	err := s.db.WithContext(ctx).Select("id", "organization_id").
+		Where("dispatched_at IS NULL AND created_at < ?", s.now().Add(-sweepAge)).Order("created_at").Limit(1000).Find(&rows).Error
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range rows {
+		s.Publish(ctx, ev.OrganizationID, ev.ID)
+	}
+	// Keep a week of dispatched events.
+	s.db.WithContext(ctx).Where("dispatched_at < ?", s.now().AddDate(0, 0, -7)).Delete(&models.Event{})
+	return len(rows), nil
+}

@@ -1,0 +1,221 @@
+package models
+
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// JSON stores a Go value in a jsonb column.
+type JSON[T any] struct {
+	V T
+}
+
+// Value implements driver.Valuer.
+func (j JSON[T]) Value() (driver.Value, error) {
+	b, err := json.Marshal(j.V)
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (j *JSON[T]) Scan(src any) error {
+	var zero T
+	j.V = zero
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case []byte:
+		return json.Unmarshal(v, &j.V)
+	case string:
+		return json.Unmarshal([]byte(v), &j.V)
+	}
+	return fmt.Errorf("models.JSON: cannot scan %T", src)
+}
+
+// MarshalJSON renders the wrapped value.
+func (j JSON[T]) MarshalJSON() ([]byte, error) { return json.Marshal(j.V) }
+
+// Account statuses.
+const (
+	AccountPending             = "pending"
+	AccountActive              = "active"
+	AccountDisconnected        = "disconnected"
+	AccountSuspended           = "suspended"
+	AccountPendingRegistration = "pending_registration"
+)
+
+// PlatformAccount is a connected business phone number.
+type PlatformAccount struct {
+	ID                 uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID     uuid.UUID `gorm:"type:uuid"`
+	Name               string
+	PhoneNumber        string
+	PhoneNumberID      string
+	BusinessAccountID  string
+	AccessTokenEnc     []byte
+	PinEnc             []byte
+	WebhookVerifyToken string
+	Status             string
+	VerifiedName       string
+	QualityRating      string
+	MessagingLimit     string
+	PlatformType       string
+	IsCoexistence      bool
+	LastError          string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// Contact is a person the organization talks to.
+type Contact struct {
+	ID             uuid.UUID  `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID uuid.UUID  `gorm:"type:uuid"`
+	AccountID      *uuid.UUID `gorm:"type:uuid"`
+	PhoneNumber    string
+	Name           string
+	ProfileName    string
+	AvatarURL      string
+	AssignedTo     *uuid.UUID           `gorm:"type:uuid"`
+	Metadata       JSON[map[string]any] `gorm:"type:jsonb"`
+	LastMessageAt  *time.Time
+	LastInboundAt  *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Tag labels contacts.
+type Tag struct {
+	ID             uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID uuid.UUID `gorm:"type:uuid"`
+	Name           string
+	Color          string
+	Description    string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// ContactTag links a contact and a tag.
+type ContactTag struct {
+	ContactID uuid.UUID `gorm:"type:uuid;primaryKey"`
+	TagID     uuid.UUID `gorm:"type:uuid;primaryKey"`
+}
+
+// Template statuses.
+const (
+	TemplateApproved = "APPROVED"
+	TemplatePending  = "PENDING"
+	TemplateRejected = "REJECTED"
+)
+
+// Template is a message template of an account.
+type Template struct {
+	ID                 uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID     uuid.UUID `gorm:"type:uuid"`
+	AccountID          uuid.UUID `gorm:"type:uuid"`
+	ProviderTemplateID string
+	Name               string
+	Language           string
+	Category           string
+	Status             string
+	ParameterFormat    string
+	Components         JSON[[]map[string]any] `gorm:"type:jsonb"`
+	SampleValues       JSON[[]map[string]any] `gorm:"type:jsonb"`
+	RejectedReason     string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// Message directions and statuses.
+const (
+	DirectionIncoming = "incoming"
+	DirectionOutgoing = "outgoing"
+
+	StatusPending   = "pending"
+	StatusSent      = "sent"
+	StatusDelivered = "delivered"
+	StatusRead      = "read"
+	StatusFailed    = "failed"
+)
+
+// Message is one message of a conversation.
+type Message struct {
+	ID                uuid.UUID  `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID    uuid.UUID  `gorm:"type:uuid"`
+	ContactID         uuid.UUID  `gorm:"type:uuid"`
+	AccountID         *uuid.UUID `gorm:"type:uuid"`
+	PlatformMessageID *string
+	Direction         string
+	Type              string
+	Content           JSON[map[string]any] `gorm:"type:jsonb"`
+	Status            string
+	ErrorCode         *int
+	ErrorTitle        string
+	ErrorDetail       string
+	TemplateName      string
+	SentBy            *uuid.UUID `gorm:"type:uuid"`
+	APIKeyID          *uuid.UUID `gorm:"type:uuid"`
+	SendStartedAt     *time.Time
+	OccurredAt        time.Time
+	SentAt            *time.Time
+	DeliveredAt       *time.Time
+	ReadAt            *time.Time
+	FailedAt          *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// InboundEvent is a verified provider webhook waiting to be applied.
+type InboundEvent struct {
+	ID             int64     `gorm:"primaryKey"`
+	OrganizationID uuid.UUID `gorm:"type:uuid"`
+	AccountID      uuid.UUID `gorm:"type:uuid"`
+	ContactKey     string
+	Kind           string
+	Payload        []byte `gorm:"type:jsonb"`
+	ReceivedAt     time.Time
+	ProcessedAt    *time.Time
+	Attempts       int
+	LastError      string
+}
+
+// Event is an outbound webhook event in the outbox.
+type Event struct {
+	ID             uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID uuid.UUID `gorm:"type:uuid"`
+	Event          string
+	Data           []byte `gorm:"type:jsonb"`
+	CreatedAt      time.Time
+	DispatchedAt   *time.Time
+}
+
+// Webhook is an organization's endpoint for events.
+type Webhook struct {
+	ID             uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID uuid.UUID `gorm:"type:uuid"`
+	Name           string
+	URL            string
+	Events         JSON[[]string]          `gorm:"type:jsonb"`
+	Headers        JSON[map[string]string] `gorm:"type:jsonb"`
+	SecretEnc      []byte
+	IsActive       bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// WebhookDelivery is one delivery attempt.
+type WebhookDelivery struct {
+	ID             int64      `gorm:"primaryKey"`
+	OrganizationID uuid.UUID  `gorm:"type:uuid"`
+	WebhookID      uuid.UUID  `gorm:"type:uuid"`
+	EventID        *uuid.UUID `gorm:"type:uuid"`
+	Event          string
+	Attempt        int
+	Success        bool
+	StatusCode     int
+	Error          string
+	DurationMS     int `gorm:"column:duration_ms"`
+	CreatedAt      time.Time
+}
