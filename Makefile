@@ -1,12 +1,12 @@
 # Wharf: the two commands that matter are `make run` and `make test`.
 GO        ?= go
-BINARIES  := api worker scheduler
+BINARIES  := api worker scheduler platformsim
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
 .PHONY: build run stop test lint migrate clean
 
-build: ## compile bin/api, bin/worker, bin/scheduler
+build: ## compile bin/api, bin/worker, bin/scheduler, bin/platformsim
 	@mkdir -p bin
 	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINARIES))
 

@@ -11,6 +11,7 @@ import (
 // Task kinds of messaging, inbound webhooks and outbound webhooks.
 const (
 	KindInboundProcess  = "inbound:process"
+	KindInboundStatuses = "inbound:statuses"
 	KindInboundSweep    = "inbound:sweep"
 	KindMessageSend     = "message:send"
 	KindMessageSweep    = "message:sweep_unconfirmed"
@@ -34,6 +35,22 @@ func (InboundProcess) Kind() string { return KindInboundProcess }
 
 // Options: on the critical queue, so campaigns never delay inbound traffic.
 func (InboundProcess) Options() []asynq.Option {
+	return []asynq.Option{asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(2 * time.Minute)}
+}
+
+// InboundStatuses applies pending status events of an account in bulk.
+// Tasks are cheap when there is nothing left: each drains what is pending,
+// so a burst of webhooks is applied by a few batched transactions.
+type InboundStatuses struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	AccountID      uuid.UUID `json:"account_id"`
+}
+
+// Kind implements Payload.
+func (InboundStatuses) Kind() string { return KindInboundStatuses }
+
+// Options implements optioner.
+func (InboundStatuses) Options() []asynq.Option {
 	return []asynq.Option{asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(2 * time.Minute)}
 }
 

@@ -90,6 +90,21 @@ fi
 say "migrating $DATABASE_URL"
 ./bin/api migrate
 
+# --- the provider --------------------------------------------------------------
+# Unless PLATFORM_API_URL names a provider, the simulator stands in for it,
+# and its webhooks come back to this api.
+PORT="${HTTP_ADDR##*:}"
+URL="http://localhost:${PORT}"
+SIM=
+if [ -z "${PLATFORM_API_URL:-}" ]; then
+  SIM=1
+  export PLATFORMSIM_ADDR="${PLATFORMSIM_ADDR:-127.0.0.1:8090}"
+  export PLATFORM_API_URL="http://$PLATFORMSIM_ADDR"
+  export PLATFORMSIM_WEBHOOK_URL="http://127.0.0.1:${PORT}/api/webhook"
+  export PLATFORMSIM_APP_SECRET="${PLATFORMSIM_APP_SECRET:-sim-app-secret}"
+  export PLATFORM_APP_SECRET="$PLATFORMSIM_APP_SECRET"
+fi
+
 # --- the processes -----------------------------------------------------------
 pids=()
 stopping=
@@ -102,13 +117,19 @@ cleanup() {
 trap cleanup INT TERM EXIT
 
 prefix() { sed -u "s/^/[$1] /"; }
+if [ -n "$SIM" ]; then
+  ./bin/platformsim > >(prefix platformsim) 2>&1 & pids+=($!)
+fi
 ./bin/api        > >(prefix api) 2>&1 & pids+=($!)
 ./bin/worker     > >(prefix worker) 2>&1 & pids+=($!)
 ./bin/scheduler  > >(prefix scheduler) 2>&1 & pids+=($!)
 
-PORT="${HTTP_ADDR##*:}"
-URL="http://localhost:${PORT}"
 for _ in $(seq 100); do ./bin/api healthcheck "$URL/readyz" 2>/dev/null && break; sleep 0.2; done
+if [ -n "$SIM" ]; then
+  PROVIDER="simulator at $PLATFORM_API_URL (demo account: phone number id 300000000000001, business account 200000000000001, token sim-demo-token)"
+else
+  PROVIDER="$PLATFORM_API_URL"
+fi
 
 cat <<INFO
 
@@ -118,7 +139,10 @@ cat <<INFO
     Admin:      $BOOTSTRAP_ADMIN_EMAIL / $BOOTSTRAP_ADMIN_PASSWORD
                 (created on the first run against an empty database; kept in .run/secrets.env)
 
+  Provider:   $PROVIDER
+
   Try:  curl -s $URL/api/auth/login -d '{"email":"$BOOTSTRAP_ADMIN_EMAIL","password":"$BOOTSTRAP_ADMIN_PASSWORD"}'
+        and README.md's "Send a first message".
   Stop with Ctrl-C.
 
 INFO

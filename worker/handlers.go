@@ -41,6 +41,9 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(jobs.KindInboundProcess, handle(func(ctx context.Context, p jobs.InboundProcess) error {
 		return h.Inbound.Process(ctx, p.OrganizationID, p.AccountID, p.ContactKey)
 	}))
+	mux.HandleFunc(jobs.KindInboundStatuses, handle(func(ctx context.Context, p jobs.InboundStatuses) error {
+		return h.Inbound.ProcessStatuses(ctx, p.OrganizationID, p.AccountID)
+	}))
 	mux.HandleFunc(jobs.KindInboundSweep, handle(func(ctx context.Context, _ jobs.InboundSweep) error {
 		n, err := h.Inbound.Sweep(ctx)
 		if n > 0 {

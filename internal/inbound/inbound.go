@@ -13,7 +13,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -33,8 +32,9 @@ import (
 
 // Event kinds stored in inbound_events.
 const (
-	KindMessages       = "messages"
-	KindTemplateStatus = "template_status"
+	KindMessages       = "messages"        // one contact's incoming messages: applied in order
+	KindStatuses       = "statuses"        // statuses of our messages: applied in bulk, in any order
+	KindTemplateStatus = "template_status" // a template's review outcome
 )
 
 // Service receives and applies provider webhooks.
@@ -49,9 +49,10 @@ type Service struct {
 	verifyToken  string
 	log          *slog.Logger
 	now          func() time.Time
-	// StatusFallback gets statuses of messages the messaging domain does
-	// not know (campaign sends); nil means they are only logged.
-	StatusFallback func(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.UUID, st platform.Status) (bool, error)
+	// StatusFallback gets the statuses of messages the messaging domain does
+	// not know (campaign sends) and returns those it does not know either;
+	// nil means they are only logged.
+	StatusFallback func(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.UUID, unknown []*messaging.Outcome) ([]*messaging.Outcome, error)
 }
 
 // Deps are the collaborators of the inbound domain.
@@ -194,8 +195,10 @@ func (s *Service) Intake(ctx context.Context, body []byte, signature string) (in
 	return len(events), s.store(ctx, events)
 }
 
-// splitByContact cuts a messages change into one event per contact, so that
-// each contact's events can be applied in order independently of others.
+// splitByContact cuts a messages change into one event per contact with
+// incoming messages, so that each contact's messages are applied in order
+// independently of others, plus one event with all the statuses, which are
+// applied in bulk.
 func splitByContact(r accounts.Route, v *platform.MessagesValue) []pending {
 	byKey := map[string]*platform.MessagesValue{}
 	var order []string
@@ -215,13 +218,15 @@ func splitByContact(r accounts.Route, v *platform.MessagesValue) []pending {
 		e := get(m.From)
 		e.Messages = append(e.Messages, m)
 	}
-	for _, st := range v.Statuses {
-		e := get(st.RecipientID)
-		e.Statuses = append(e.Statuses, st)
-	}
-	out := make([]pending, 0, len(order))
+	out := make([]pending, 0, len(order)+1)
 	for _, k := range order {
-		out = append(out, pending{route: r, contactKey: k, kind: KindMessages, payload: byKey[k]})
+		if len(byKey[k].Messages) > 0 {
+			out = append(out, pending{route: r, contactKey: k, kind: KindMessages, payload: byKey[k]})
+		}
+	}
+	if len(v.Statuses) > 0 {
+		out = append(out, pending{route: r, kind: KindStatuses,
+			payload: &platform.MessagesValue{MessagingProduct: v.MessagingProduct, Metadata: v.Metadata, Statuses: v.Statuses}})
 	}
 	return out
 }
@@ -244,17 +249,25 @@ func (s *Service) store(ctx context.Context, events []pending) error {
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		key := r.AccountID.String() + "/" + r.ContactKey
+		key := r.Kind + "/" + r.AccountID.String() + "/" + r.ContactKey
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		_, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.InboundProcess{OrganizationID: r.OrganizationID, AccountID: r.AccountID, ContactKey: r.ContactKey})
-		if err != nil {
+		if err := s.enqueue(ctx, r.Kind, r.OrganizationID, r.AccountID, r.ContactKey); err != nil {
 			s.log.Warn("cannot enqueue inbound processing; the sweeper will retry", "account_id", r.AccountID, "error", err)
 		}
 	}
 	return nil
+}
+
+func (s *Service) enqueue(ctx context.Context, kind string, orgID, accountID uuid.UUID, key string) error {
+	var p jobs.Payload = jobs.InboundProcess{OrganizationID: orgID, AccountID: accountID, ContactKey: key}
+	if kind == KindStatuses {
+		p = jobs.InboundStatuses{OrganizationID: orgID, AccountID: accountID}
+	}
+	_, err := s.enq.Enqueue(context.WithoutCancel(ctx), p)
+	return err
 }
 
 // marshalPayload keeps the raw incoming messages intact (IncomingMessage
@@ -281,6 +294,9 @@ func marshalPayload(p any) ([]byte, error) {
 // aside (processed, with its error) so it cannot block the contact forever.
 const maxAttempts = 5
 
+// batchSize is how many events of one contact one transaction applies.
+const batchSize = 100
+
 // Process is the inbound:process job: apply every pending event of one
 // contact of one account, oldest first.
 func (s *Service) Process(ctx context.Context, orgID, accountID uuid.UUID, contactKey string) error {
@@ -292,52 +308,69 @@ func (s *Service) Process(ctx context.Context, orgID, accountID uuid.UUID, conta
 		return err
 	}
 	for {
-		done, err := s.processNext(ctx, a, contactKey)
-		if err != nil || done {
+		n, err := s.processBatch(ctx, a, contactKey)
+		if err != nil || n < batchSize {
 			return err
 		}
 	}
 }
 
-func (s *Service) processNext(ctx context.Context, a *accounts.Account, key string) (done bool, err error) {
-	var ev models.InboundEvent
+// processBatch applies up to batchSize pending events of the contact in one
+// transaction, each under a savepoint. A failing event is rolled back alone
+// and counted; the events after it wait (order matters) unless it has now
+// failed maxAttempts times and is set aside. It returns how many events it
+// looked at.
+func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key string) (int, error) {
+	var events []models.InboundEvent
 	var published []uuid.UUID
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	var failure error
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, a.ID.String()+"/"+key).Error; err != nil {
 			return err
 		}
-		res := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND contact_key = ? AND processed_at IS NULL
-			ORDER BY id LIMIT 1`, a.ID, key).Scan(&ev)
-		if res.Error != nil || ev.ID == 0 {
-			return res.Error
-		}
-		ids, err := s.apply(ctx, tx, a, &ev)
-		if err != nil {
+		if err := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND contact_key = ? AND processed_at IS NULL
+			AND kind <> ? ORDER BY id LIMIT ?`, a.ID, key, KindStatuses, batchSize).Scan(&events).Error; err != nil {
 			return err
 		}
-		published = ids
-		return tx.Model(&models.InboundEvent{}).Where("id = ?", ev.ID).Update("processed_at", s.now()).Error
+		var done []int64
+		for i := range events {
+			ev := &events[i]
+			if err := tx.SavePoint("ev").Error; err != nil {
+				return err
+			}
+			ids, err := s.apply(ctx, tx, a, ev)
+			if err == nil {
+				published = append(published, ids...)
+				done = append(done, ev.ID)
+				continue
+			}
+			if err := tx.RollbackTo("ev").Error; err != nil {
+				return err
+			}
+			s.log.Error("inbound event failed", "event_id", ev.ID, "attempt", ev.Attempts+1, "error", err)
+			giveUp := ev.Attempts+1 >= maxAttempts
+			if err := tx.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
+				processed_at = CASE WHEN ? THEN now() ELSE NULL END WHERE id = ?`, truncate(err.Error(), 1000), giveUp, ev.ID).Error; err != nil {
+				return err
+			}
+			if !giveUp {
+				failure = err // later events of this contact wait for this one
+				break
+			}
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		return tx.Exec(`UPDATE inbound_events SET processed_at = now() WHERE id IN ?`, done).Error
 	})
 	if err != nil {
-		if ev.ID != 0 {
-			s.setAside(ctx, ev.ID, err)
-		}
-		return false, err
-	}
-	if ev.ID == 0 {
-		return true, nil
+		return 0, err
 	}
 	s.webhooks.Publish(ctx, a.OrganizationID, published...)
-	return false, nil
-}
-
-// setAside counts a failed attempt and, after maxAttempts, marks the event
-// processed with its error so the contact's later events can proceed.
-func (s *Service) setAside(ctx context.Context, id int64, cause error) {
-	db := s.db.WithContext(context.WithoutCancel(ctx))
-	db.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
-		processed_at = CASE WHEN attempts + 1 >= ? THEN now() ELSE NULL END WHERE id = ?`, truncate(cause.Error(), 1000), maxAttempts, id)
-	s.log.Error("inbound event failed", "event_id", id, "error", cause)
+	if failure != nil {
+		return 0, failure
+	}
+	return len(events), nil
 }
 
 func (s *Service) apply(ctx context.Context, tx *gorm.DB, a *accounts.Account, ev *models.InboundEvent) ([]uuid.UUID, error) {
@@ -381,23 +414,6 @@ func (s *Service) applyMessages(ctx context.Context, tx *gorm.DB, a *accounts.Ac
 			published = append(published, id)
 		}
 	}
-	for _, st := range v.Statuses {
-		err := s.messaging.ApplyStatus(ctx, tx, a.OrganizationID, a.ID, st)
-		if errors.Is(err, messaging.ErrUnknownMessage) && s.StatusFallback != nil {
-			var handled bool
-			handled, err = s.StatusFallback(ctx, tx, a.OrganizationID, a.ID, st)
-			if err == nil && !handled {
-				err = messaging.ErrUnknownMessage
-			}
-		}
-		if errors.Is(err, messaging.ErrUnknownMessage) {
-			s.log.Info("status for an unknown message ignored", "platform_message_id", st.ID, "status", st.Status)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 	return published, nil
 }
 
@@ -416,6 +432,60 @@ func (s *Service) applyTemplateStatus(ctx context.Context, tx *gorm.DB, a *accou
 	return res.Error
 }
 
+// statusBatch is how many status events one transaction claims.
+const statusBatch = 200
+
+// ProcessStatuses is the inbound:statuses job: it claims pending status
+// events of the account in batches (SKIP LOCKED, so parallel tasks share
+// the work instead of waiting) and applies them with a few set-based
+// statements per batch, until none is left.
+func (s *Service) ProcessStatuses(ctx context.Context, orgID, accountID uuid.UUID) error {
+	for {
+		n, err := s.statusBatch(ctx, orgID, accountID)
+		if err != nil || n < statusBatch {
+			return err
+		}
+	}
+}
+
+func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (int, error) {
+	var events []models.InboundEvent
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND kind = ? AND processed_at IS NULL
+			ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, accountID, KindStatuses, statusBatch).Scan(&events).Error; err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		var statuses []platform.Status
+		ids := make([]int64, len(events))
+		for i, ev := range events {
+			ids[i] = ev.ID
+			var v platform.MessagesValue
+			if err := json.Unmarshal(ev.Payload, &v); err != nil {
+				s.log.Error("unreadable status event set aside", "event_id", ev.ID, "error", err)
+				continue
+			}
+			statuses = append(statuses, v.Statuses...)
+		}
+		unknown, err := s.messaging.ApplyStatuses(ctx, tx, orgID, accountID, messaging.Reduce(statuses, s.now()))
+		if err != nil {
+			return err
+		}
+		if len(unknown) > 0 && s.StatusFallback != nil {
+			if unknown, err = s.StatusFallback(ctx, tx, orgID, accountID, unknown); err != nil {
+				return err
+			}
+		}
+		for _, o := range unknown {
+			s.log.Info("status for an unknown message ignored", "platform_message_id", o.PlatformID, "status", o.Final)
+		}
+		return tx.Exec(`UPDATE inbound_events SET processed_at = now() WHERE id IN ?`, ids).Error
+	})
+	return len(events), err
+}
+
 // sweepAge is how long an event may wait before the sweeper assumes its task
 // was lost.
 const sweepAge = 30 * time.Second
@@ -425,15 +495,15 @@ const sweepAge = 30 * time.Second
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	var keys []struct {
 		OrganizationID, AccountID uuid.UUID
-		ContactKey                string
+		Kind, ContactKey          string
 	}
-	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id, account_id, contact_key FROM inbound_events
+	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id, account_id, kind, contact_key FROM inbound_events
 		WHERE processed_at IS NULL AND received_at < ? LIMIT 1000`, s.now().Add(-sweepAge)).Scan(&keys).Error
 	if err != nil {
 		return 0, err
 	}
 	for _, k := range keys {
-		if _, err := s.enq.Enqueue(ctx, jobs.InboundProcess{OrganizationID: k.OrganizationID, AccountID: k.AccountID, ContactKey: k.ContactKey}); err != nil {
+		if err := s.enqueue(ctx, k.Kind, k.OrganizationID, k.AccountID, k.ContactKey); err != nil {
 			return 0, err
 		}
 	}
