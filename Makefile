@@ -4,7 +4,10 @@ BINARIES  := api worker scheduler platformsim
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
-.PHONY: build run stop test lint migrate clean
+BENCH_N     ?= 5000
+BENCH_COUNT ?= 1
+
+.PHONY: build run stop test bench lint migrate clean
 
 build: ## compile bin/api, bin/worker, bin/scheduler, bin/platformsim
 	@mkdir -p bin
@@ -20,6 +23,9 @@ test: ## the whole suite, against real PostgreSQL and Redis, with the race detec
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+bench: ## the benchmarks behind docs/BENCHMARKS.md (BENCH_N iterations, BENCH_COUNT runs)
+	$(GO) test -run '^$$' -bench . -benchtime=$(BENCH_N)x -count=$(BENCH_COUNT) -timeout 60m ./bench/
 
 lint: ## vet and gofmt only
 	$(GO) vet ./...

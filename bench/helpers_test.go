@@ -2,9 +2,12 @@ package bench_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -53,4 +56,28 @@ func post(b *testing.B, url string, headers map[string]string, body []byte) int 
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// concurrencyLevels are the client counts the latency benchmarks run at:
+// each level is parallelism x GOMAXPROCS goroutines.
+var concurrencyLevels = []int{1, 8, 32}
+
+// parallel runs fn from parallelism x GOMAXPROCS goroutines as a
+// sub-benchmark named after the number of clients, and reports latency
+// percentiles and the rate.
+func parallel(b *testing.B, parallelism int, unit string, fn func(i int64) time.Duration) {
+	clients := parallelism * runtime.GOMAXPROCS(0)
+	b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+		var lat latencies
+		var next atomic.Int64
+		b.SetParallelism(parallelism)
+		b.ResetTimer()
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				lat.add(fn(next.Add(1)))
+			}
+		})
+		lat.report(b, time.Since(start), unit)
+	})
 }

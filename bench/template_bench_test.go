@@ -3,7 +3,6 @@ package bench_test
 import (
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +13,8 @@ import (
 )
 
 // BenchmarkTemplateEnqueueAPIKey measures POST /api/messages/template with
-// API-key authentication (64 concurrent clients): key lookup, permission
+// API-key authentication at several numbers of concurrent clients: key
+// lookup, permission
 // load, Redis rate limit, validation, message insert and enqueue. The worker
 // is not running, so only the api's share is measured.
 func BenchmarkTemplateEnqueueAPIKey(b *testing.B) {
@@ -44,20 +44,14 @@ func BenchmarkTemplateEnqueueAPIKey(b *testing.B) {
 			"template_params": map[string]string{"1": "Ann", "2": fmt.Sprint(i)}})
 	}
 	url := e.Server.URL + "/api/messages/template"
-	var lat latencies
-	var i atomic.Int64
-	b.SetParallelism(32)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			body := bodies[i.Add(1)%int64(len(bodies))]
+	for _, p := range concurrencyLevels {
+		parallel(b, p, "enqueued", func(i int64) time.Duration {
+			body := bodies[i%int64(len(bodies))]
 			t0 := time.Now()
 			if code := post(b, url, map[string]string{"X-API-Key": key.Key}, body); code != 202 {
 				b.Errorf("status %d", code)
 			}
-			lat.add(time.Since(t0))
-		}
-	})
-	lat.report(b, time.Since(start), "enqueued")
+			return time.Since(t0)
+		})
+	}
 }
