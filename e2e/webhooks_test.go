@@ -114,6 +114,11 @@ func TestWebhookTestEndpointIsSynchronousAndLogged(t *testing.T) {
 		got.Header.Get("Authorization") != "Bearer abc" || got.Header.Get("User-Agent") != "Wharf-Webhook/1.0" {
 		t.Fatalf("test delivery %s %v", got.Body, got.Header)
 	}
+	rcv.FailNext(204) // any 2xx is a success
+	f.Do("POST", "/api/webhooks/"+w.ID+"/test", nil, f.admin.Auth()).Expect(t, 200).Into(t, &res)
+	if !res.Success || res.StatusCode != 204 {
+		t.Fatalf("204: %+v", res)
+	}
 	rcv.FailNext(503)
 	f.Do("POST", "/api/webhooks/"+w.ID+"/test", nil, f.admin.Auth()).Expect(t, 200).Into(t, &res)
 	if res.Success || res.StatusCode != 503 || res.Error == "" {
@@ -128,7 +133,7 @@ func TestWebhookTestEndpointIsSynchronousAndLogged(t *testing.T) {
 		} `json:"items"`
 	}
 	f.Do("GET", "/api/webhooks/"+w.ID+"/deliveries", nil, f.admin.Auth()).Expect(t, 200).Into(t, &log)
-	if len(log.Items) != 2 || log.Items[0].StatusCode != 503 || log.Items[0].Success || !log.Items[1].Success || log.Items[0].Event != "test" {
+	if len(log.Items) != 3 || log.Items[0].StatusCode != 503 || log.Items[0].Success || !log.Items[1].Success || log.Items[0].Event != "test" {
 		t.Fatalf("delivery log %+v", log)
 	}
 }
