@@ -24,7 +24,9 @@ import (
 	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
 	"wharf/internal/ratelimit"
+	"wharf/internal/templates"
 	"wharf/internal/webhooks"
+	"wharf/jobs"
 )
 
 // Config is what the HTTP layer needs from the api configuration.
@@ -49,6 +51,8 @@ type Deps struct {
 	Messaging  *messaging.Service
 	Webhooks   *webhooks.Service
 	Inbound    *inbound.Service
+	Templates  *templates.Service
+	Enqueuer   *jobs.Enqueuer
 	Limiter    *ratelimit.Limiter
 	Monitoring http.Handler // the asynq web UI, mounted at /monitoring
 }
@@ -178,6 +182,15 @@ func (s *Server) routes() []route {
 		{Method: "POST", Path: "/api/messages/template", Access: Perm("messages:create"), Handler: s.sendTemplate},
 		{Method: "POST", Path: "/api/messages/media", Access: Perm("messages:create"), Handler: s.sendMedia},
 		{Method: "PUT", Path: "/api/messages/:id/read", Access: Perm("messages:read"), Handler: s.markRead},
+
+		// Templates
+		{Method: "GET", Path: "/api/templates", Access: Perm("templates:read"), Handler: s.listTemplates},
+		{Method: "GET", Path: "/api/templates/:id", Access: Perm("templates:read"), Handler: s.getTemplate},
+		{Method: "POST", Path: "/api/templates", Access: Perm("templates:create"), Handler: s.createTemplate},
+		{Method: "PUT", Path: "/api/templates/:id", Access: Perm("templates:update"), Handler: s.updateTemplate},
+		{Method: "DELETE", Path: "/api/templates/:id", Access: Perm("templates:delete"), Handler: s.deleteTemplate},
+		{Method: "POST", Path: "/api/templates/sync", Access: Perm("templates:update"), Bulk: true, Handler: s.syncTemplates},
+		{Method: "POST", Path: "/api/templates/:id/publish", Access: Perm("templates:update"), Handler: s.publishTemplate},
 
 		// Outbound webhooks
 		{Method: "GET", Path: "/api/webhooks", Access: Perm("webhooks:read"), Handler: s.listWebhooks},

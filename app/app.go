@@ -90,7 +90,9 @@ func connect(ctx context.Context, c config.Common, log *slog.Logger, cs *closers
 	}
 	client := asynq.NewClient(rc)
 	cs.add(func() { _ = client.Close() })
-	return &infra{DB: db, Redis: rdb, AsynqRC: rc, Asynq: client, Enq: jobs.NewEnqueuer(client)}, nil
+	inspector := asynq.NewInspector(rc)
+	cs.add(func() { _ = inspector.Close() })
+	return &infra{DB: db, Redis: rdb, AsynqRC: rc, Asynq: client, Enq: jobs.NewEnqueuer(client, inspector)}, nil
 }
 
 func (in *infra) ping(ctx context.Context) error {
@@ -122,7 +124,7 @@ func buildDomains(in *infra, pc config.Platform, box *secrets.Box, ids *identity
 	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
 	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
-	d.Templates = templates.NewService(in.DB)
+	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Inbound = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Messaging: d.Messaging,
@@ -197,7 +199,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
 		},
 		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids, Settings: d.Settings, Accounts: d.Accounts, Contacts: d.Contacts,
-		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound,
+		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound, Templates: d.Templates, Enqueuer: in.Enq,
 		Limiter:    ratelimit.New(in.Redis),
 		Monitoring: mon,
 	})
@@ -245,7 +247,7 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
 	w.Mux = worker.NewMux(log)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
-		Inbound: d.Inbound}).Register(w.Mux)
+		Inbound: d.Inbound, Templates: d.Templates}).Register(w.Mux)
 	return w, nil
 }
 

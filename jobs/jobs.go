@@ -42,11 +42,56 @@ type optioner interface {
 
 // Enqueuer puts typed payloads on the queue.
 type Enqueuer struct {
-	client *asynq.Client
+	client    *asynq.Client
+	inspector *asynq.Inspector
 }
 
-// NewEnqueuer wraps an asynq client.
-func NewEnqueuer(c *asynq.Client) *Enqueuer { return &Enqueuer{client: c} }
+// NewEnqueuer wraps an asynq client; inspector (may be nil) lets callers
+// wait for a task's result.
+func NewEnqueuer(c *asynq.Client, inspector *asynq.Inspector) *Enqueuer {
+	return &Enqueuer{client: c, inspector: inspector}
+}
+
+// ErrTaskFailed is returned by EnqueueAndWait when the task ended archived.
+var ErrTaskFailed = errors.New("jobs: task failed")
+
+// EnqueueAndWait enqueues p and waits up to wait for it to complete. It
+// returns the task's result (written with ResultWriter; the task needs a
+// Retention) and done=true when it completed in time, or done=false with the
+// task info when it is still queued or running: the caller can answer "in
+// progress" instead of blocking. A task that failed for good returns
+// ErrTaskFailed with its last error.
+func (e *Enqueuer) EnqueueAndWait(ctx context.Context, p Payload, wait time.Duration, extra ...asynq.Option) (info *asynq.TaskInfo, result []byte, done bool, err error) {
+	if e.inspector == nil {
+		return nil, nil, false, errors.New("jobs: no inspector to wait with")
+	}
+	info, err = e.Enqueue(ctx, p, extra...)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return info, nil, false, ctx.Err()
+		case <-tick.C:
+		}
+		ti, err := e.inspector.GetTaskInfo(info.Queue, info.ID)
+		if err != nil {
+			continue // not visible yet, or briefly moving between states
+		}
+		switch ti.State {
+		case asynq.TaskStateCompleted:
+			return ti, ti.Result, true, nil
+		case asynq.TaskStateArchived:
+			return ti, nil, true, fmt.Errorf("%w: %s", ErrTaskFailed, ti.LastErr)
+		}
+		info = ti
+	}
+	return info, nil, false, nil
+}
 
 // ErrDuplicate is returned when a task with the same deterministic id is
 // already queued: the work is already scheduled, which callers treat as

@@ -81,3 +81,14 @@ func (c *Client) DeleteTemplate(ctx context.Context, cr Creds, name, id string) 
 	}
 	return c.delete(ctx, cr.AccessToken, cr.BusinessAccountID+"/message_templates", q)
 }
+
+// EditTemplate replaces a submitted template's components (and category),
+// sending it back to review.
+func (c *Client) EditTemplate(ctx context.Context, cr Creds, templateID string, t TemplateDefinition) error {
+	var out successResp
+	body := map[string]any{"components": t.Components}
+	if t.Category != "" {
+		body["category"] = t.Category
+	}
+	return c.postJSON(ctx, cr.AccessToken, templateID, body, &out)
+}

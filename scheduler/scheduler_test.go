@@ -38,7 +38,7 @@ func TestOneLeaderFiresAndStandbyTakesOver(t *testing.T) {
 	rc := asynq.RedisClientOpt{Addr: rdb.Options().Addr, DB: rdb.Options().DB}
 	client := asynq.NewClient(rc)
 	defer client.Close()
-	enq := jobs.NewEnqueuer(client)
+	enq := jobs.NewEnqueuer(client, nil)
 
 	a := scheduler.New(rdb, enq, testenv.Quiet(), 900*time.Millisecond, entries())
 	b := scheduler.New(rdb, enq, testenv.Quiet(), 900*time.Millisecond, entries())

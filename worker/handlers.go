@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/hibiken/asynq"
@@ -10,6 +11,7 @@ import (
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
+	"wharf/internal/templates"
 	"wharf/internal/webhooks"
 	"wharf/jobs"
 )
@@ -24,6 +26,7 @@ type Handlers struct {
 	Messaging *messaging.Service
 	Webhooks  *webhooks.Service
 	Inbound   *inbound.Service
+	Templates *templates.Service
 }
 
 // Register adds every job handler to mux.
@@ -70,6 +73,19 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(jobs.KindWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
 		return h.Webhooks.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)
 	}))
+	mux.HandleFunc(jobs.KindTemplateSync, func(ctx context.Context, t *asynq.Task) error {
+		p, err := jobs.Decode[jobs.TemplateSync](t)
+		if err != nil {
+			return err
+		}
+		res, err := h.Templates.Sync(ctx, p.OrganizationID, p.AccountID)
+		if err != nil {
+			return err
+		}
+		b, _ := json.Marshal(res)
+		_, err = t.ResultWriter().Write(b) // read by the endpoint that waits
+		return err
+	})
 	mux.HandleFunc(jobs.KindEventsSweep, handle(func(ctx context.Context, _ jobs.EventsSweep) error {
 		n, err := h.Webhooks.SweepUndispatched(ctx)
 		if n > 0 {

@@ -43,7 +43,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() { client.Close() })
 	insp := asynq.NewInspector(rc)
 	t.Cleanup(func() { insp.Close() })
-	return &harness{t: t, rc: rc, enq: jobs.NewEnqueuer(client), insp: insp, mux: worker.NewMux(testenv.Quiet())}
+	return &harness{t: t, rc: rc, enq: jobs.NewEnqueuer(client, nil), insp: insp, mux: worker.NewMux(testenv.Quiet())}
 }
 
 func (h *harness) start(shutdown time.Duration) {

@@ -6,23 +6,35 @@ package templates
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/tenant"
+	"wharf/jobs"
 	"wharf/models"
+	"wharf/platform"
 )
 
-// Service gives access to templates.
+// Service manages templates: locally, and mirrored to the provider.
 type Service struct {
-	db *gorm.DB
+	db       *gorm.DB
+	accounts *accounts.Service
+	provider *platform.Client
+	enq      *jobs.Enqueuer
+	log      *slog.Logger
+	now      func() time.Time
 }
 
 // NewService wires the templates domain.
-func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+func NewService(db *gorm.DB, accts *accounts.Service, provider *platform.Client, enq *jobs.Enqueuer, log *slog.Logger) *Service {
+	return &Service{db: db, accounts: accts, provider: provider, enq: enq, log: log, now: func() time.Time { return time.Now().UTC() }}
+}
 
 // ForSend finds the template to send by id, or by name for the account
 // (preferring an approved one), and insists that it is APPROVED. With an id

@@ -1,0 +1,315 @@
+package templates
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/paging"
+	"wharf/internal/tenant"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// Filter narrows a template list.
+type Filter struct {
+	Status, Category, Search string
+	AccountID                *uuid.UUID
+}
+
+// List returns a page of the organization's templates, newest first.
+func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging.Params) ([]models.Template, int64, error) {
+	q := s.db.WithContext(ctx).Model(&models.Template{}).Scopes(tenant.Scope(orgID))
+	if f.Status != "" {
+		q = q.Where("status = ?", strings.ToUpper(f.Status))
+	}
+	if f.Category != "" {
+		q = q.Where("category = ?", strings.ToUpper(f.Category))
+	}
+	if f.AccountID != nil {
+		q = q.Where("account_id = ?", *f.AccountID)
+	}
+	if f.Search != "" {
+		q = q.Where("name ILIKE ?", paging.Contains(f.Search))
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	var out []models.Template
+	err := q.Order("created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
+	return out, total, err
+}
+
+// Get returns one template.
+func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Template, error) {
+	var t models.Template
+	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&t, "id = ?", id).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.NotFoundf("template not found")
+		}
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Input creates a template.
+type Input struct {
+	AccountID       *uuid.UUID
+	Name, Language  string
+	Category        string
+	ParameterFormat string
+	Components      []map[string]any
+	SampleValues    []SampleValue
+}
+
+func normalizeFormat(f string) string {
+	if strings.EqualFold(f, "named") {
+		return "named"
+	}
+	if f == "" || strings.EqualFold(f, "positional") {
+		return "positional"
+	}
+	return f // validate refuses it
+}
+
+// Create validates a template, submits it to the provider for approval and
+// stores it PENDING. Nothing is stored when the provider refuses it.
+func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*models.Template, error) {
+	if in.AccountID == nil {
+		return nil, apperr.Invalidf("account_id is required")
+	}
+	a, err := s.accounts.Get(ctx, orgID, *in.AccountID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Invalidf("account_id does not name an account of this organization")
+	}
+	if err != nil {
+		return nil, err
+	}
+	in.Name, in.Language, in.Category = strings.TrimSpace(in.Name), strings.TrimSpace(in.Language), strings.ToUpper(strings.TrimSpace(in.Category))
+	format := normalizeFormat(in.ParameterFormat)
+	comps, err := validate(in.Name, in.Language, in.Category, in.Components, format, in.SampleValues)
+	if err != nil {
+		return nil, err
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&models.Template{}).Where("account_id = ? AND name = ? AND language = ?", a.ID, in.Name, in.Language).
+		Count(&n).Error; err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		return nil, apperr.Conflictf("the account already has a template %s in %s", in.Name, in.Language)
+	}
+	t := models.Template{ID: uuid.New(), OrganizationID: orgID, AccountID: a.ID, Name: in.Name, Language: in.Language,
+		Category: in.Category, Status: models.TemplatePending, ParameterFormat: format}
+	t.Components.V = comps
+	t.SampleValues.V = samplesToMaps(in.SampleValues)
+	created, err := s.provider.CreateTemplate(ctx, a.Creds(), s.definition(&t, in.SampleValues))
+	if err != nil {
+		return nil, providerError("submitting the template", err)
+	}
+	t.ProviderTemplateID = created.ID
+	if created.Status != "" {
+		t.Status = created.Status
+	}
+	if err := s.db.WithContext(ctx).Create(&t).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return nil, apperr.Conflictf("the account already has a template %s in %s", t.Name, t.Language)
+		}
+		return nil, err
+	}
+	return &t, nil
+}
+
+func (s *Service) definition(t *models.Template, samples []SampleValue) platform.TemplateDefinition {
+	comps, _ := json.Marshal(withExamples(t.Components.V, IsNamed(t), samples))
+	format := "POSITIONAL"
+	if IsNamed(t) {
+		format = "NAMED"
+	}
+	return platform.TemplateDefinition{Name: t.Name, Language: t.Language, Category: t.Category, ParameterFormat: format, Components: comps}
+}
+
+func providerError(step string, err error) error {
+	pe, ok := platform.AsError(err)
+	if !ok {
+		return err
+	}
+	if pe.Class == platform.Permanent {
+		return apperr.Invalidf("the provider refused %s: %s", step, pe.Error())
+	}
+	return apperr.Upstreamf("the provider failed while %s: %s", step, pe.Error())
+}
+
+func samplesToMaps(samples []SampleValue) []map[string]any {
+	out := make([]map[string]any, 0, len(samples))
+	for _, sv := range samples {
+		b, _ := json.Marshal(sv)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		out = append(out, m)
+	}
+	return out
+}
+
+func samplesFromMaps(ms []map[string]any) []SampleValue {
+	b, _ := json.Marshal(ms)
+	var out []SampleValue
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// Update replaces the components (and sample values) of a template that is
+// not approved. The change reaches the provider with Publish; an approved
+// template cannot change, so what is sent is always what was approved.
+func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, components []map[string]any, samples *[]SampleValue) (*models.Template, error) {
+	t, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status == models.TemplateApproved {
+		return nil, apperr.Conflictf("an APPROVED template cannot be edited: create a new template instead")
+	}
+	sv := samplesFromMaps(t.SampleValues.V)
+	if samples != nil {
+		sv = *samples
+	}
+	comps, err := validateComponents(components, t.ParameterFormat, sv)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.WithContext(ctx).Model(t).Updates(map[string]any{"components": models.JSON[[]map[string]any]{V: comps},
+		"sample_values": models.JSON[[]map[string]any]{V: samplesToMaps(sv)}, "updated_at": s.now()}).Error
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, orgID, id)
+}
+
+// Publish submits the template's current components for review: a new
+// submission when the provider does not have it, an edit otherwise. The
+// template becomes PENDING.
+func (s *Service) Publish(ctx context.Context, orgID, id uuid.UUID) (*models.Template, error) {
+	t, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status == models.TemplateApproved {
+		return nil, apperr.Conflictf("the template is already APPROVED")
+	}
+	a, err := s.accounts.Get(ctx, orgID, t.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	def := s.definition(t, samplesFromMaps(t.SampleValues.V))
+	updates := map[string]any{"status": models.TemplatePending, "rejected_reason": "", "updated_at": s.now()}
+	if t.ProviderTemplateID == "" {
+		created, err := s.provider.CreateTemplate(ctx, a.Creds(), def)
+		if err != nil {
+			return nil, providerError("submitting the template", err)
+		}
+		updates["provider_template_id"] = created.ID
+	} else if err := s.provider.EditTemplate(ctx, a.Creds(), t.ProviderTemplateID, def); err != nil {
+		return nil, providerError("resubmitting the template", err)
+	}
+	if err := s.db.WithContext(ctx).Model(t).Updates(updates).Error; err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, orgID, id)
+}
+
+// Delete removes the template at the provider, then here. A template the
+// provider no longer knows is deleted here anyway.
+func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
+	t, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return err
+	}
+	a, err := s.accounts.Get(ctx, orgID, t.AccountID)
+	if err != nil {
+		return err
+	}
+	if err := s.provider.DeleteTemplate(ctx, a.Creds(), t.Name, t.ProviderTemplateID); err != nil {
+		if pe, ok := platform.AsError(err); !ok || pe.Code != 100 {
+			return providerError("deleting the template", err)
+		}
+	}
+	return s.db.WithContext(ctx).Delete(t).Error
+}
+
+// SyncResult counts what a sync did.
+type SyncResult struct {
+	Synced  int `json:"synced"`  // templates the provider returned
+	New     int `json:"new"`     // created here
+	Updated int `json:"updated"` // changed here
+}
+
+// Sync reads every page of the account's templates at the provider and
+// creates or updates them here (matched by name and language). Templates the
+// provider does not return are left alone.
+func (s *Service) Sync(ctx context.Context, orgID, accountID uuid.UUID) (*SyncResult, error) {
+	a, err := s.accounts.Get(ctx, orgID, accountID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.provider.AllTemplates(ctx, a.Creds())
+	if err != nil {
+		return nil, providerError("listing the templates", err)
+	}
+	res := &SyncResult{Synced: len(all)}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for _, d := range all {
+			var comps []map[string]any
+			if err := json.Unmarshal(d.Components, &comps); err != nil {
+				s.log.Warn("template with unreadable components skipped", "template", d.Name, "error", err)
+				continue
+			}
+			status, reason := strings.ToUpper(d.Status), d.RejectedReason
+			if reason == "NONE" {
+				reason = ""
+			}
+			format := normalizeFormat(d.ParameterFormat)
+			var t models.Template
+			err := tx.Where("account_id = ? AND name = ? AND language = ?", a.ID, d.Name, d.Language).Take(&t).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				t = models.Template{ID: uuid.New(), OrganizationID: orgID, AccountID: a.ID, ProviderTemplateID: d.ID, Name: d.Name,
+					Language: d.Language, Category: strings.ToUpper(d.Category), Status: status, ParameterFormat: format, RejectedReason: reason}
+				t.Components.V, t.SampleValues.V = comps, []map[string]any{}
+				if err := tx.Create(&t).Error; err != nil {
+					return err
+				}
+				res.New++
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if t.ProviderTemplateID == d.ID && t.Status == status && t.Category == strings.ToUpper(d.Category) &&
+				t.RejectedReason == reason && t.ParameterFormat == format && reflect.DeepEqual(jsonNormal(t.Components.V), jsonNormal(comps)) {
+				continue
+			}
+			if err := tx.Model(&t).Updates(map[string]any{"provider_template_id": d.ID, "status": status, "category": strings.ToUpper(d.Category),
+				"rejected_reason": reason, "parameter_format": format, "components": models.JSON[[]map[string]any]{V: comps},
+				"updated_at": s.now()}).Error; err != nil {
+				return err
+			}
+			res.Updated++
+		}
+		return nil
+	})
+	return res, err
+}
+
+// jsonNormal makes two decodings of the same JSON comparable.
+func jsonNormal(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
