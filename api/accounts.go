@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
+	"wharf/internal/campaigns"
 	"wharf/models"
 )
 
@@ -23,14 +24,16 @@ type accountSummary struct {
 
 type accountDetail struct {
 	accountSummary
-	AccessToken        string    `json:"access_token"`
-	WebhookVerifyToken string    `json:"webhook_verify_token"`
-	QualityRating      string    `json:"quality_rating"`
-	MessagingLimit     string    `json:"messaging_limit"`
-	VerifiedName       string    `json:"verified_name"`
-	IsCoexistence      bool      `json:"is_coexistence"`
-	LastError          string    `json:"last_error"`
-	UpdatedAt          time.Time `json:"updated_at"`
+	MessagingTier         string    `json:"messaging_tier"`          // what paces campaigns
+	MessagingTierOverride string    `json:"messaging_tier_override"` // "" = the provider's tier
+	AccessToken           string    `json:"access_token"`
+	WebhookVerifyToken    string    `json:"webhook_verify_token"`
+	QualityRating         string    `json:"quality_rating"`
+	MessagingLimit        string    `json:"messaging_limit"`
+	VerifiedName          string    `json:"verified_name"`
+	IsCoexistence         bool      `json:"is_coexistence"`
+	LastError             string    `json:"last_error"`
+	UpdatedAt             time.Time `json:"updated_at"`
 }
 
 func toAccountSummary(a models.PlatformAccount) accountSummary {
@@ -40,6 +43,7 @@ func toAccountSummary(a models.PlatformAccount) accountSummary {
 
 func toAccountDetail(a *accounts.Account) accountDetail {
 	return accountDetail{accountSummary: toAccountSummary(a.PlatformAccount), AccessToken: a.AccessToken,
+		MessagingTier: campaigns.EffectiveTier(&a.PlatformAccount), MessagingTierOverride: a.MessagingTierOverride,
 		WebhookVerifyToken: a.WebhookVerifyToken, QualityRating: a.QualityRating, MessagingLimit: a.MessagingLimit,
 		VerifiedName: a.VerifiedName, IsCoexistence: a.IsCoexistence, LastError: a.LastError, UpdatedAt: utc(a.UpdatedAt)}
 }
@@ -76,6 +80,7 @@ type accountReq struct {
 	BusinessAccountID  *string `json:"business_account_id"`
 	AccessToken        *string `json:"access_token"`
 	WebhookVerifyToken *string `json:"webhook_verify_token"`
+	MessagingTier      *string `json:"messaging_tier"`
 }
 
 func (r accountReq) input() accounts.Input { return accounts.Input(r) }

@@ -87,8 +87,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 const maxJSONBody = 1 << 20
 
 // bindJSON decodes the body into dst and answers 400 itself on failure.
-func (s *Server) bindJSON(c *gin.Context, dst any) bool {
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxJSONBody)
+func (s *Server) bindJSON(c *gin.Context, dst any) bool { return s.bindJSONLimit(c, dst, maxJSONBody) }
+
+// bindJSONLimit is bindJSON with another size limit, for bulk bodies.
+func (s *Server) bindJSONLimit(c *gin.Context, dst any, limit int64) bool {
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(dst); err != nil {
 		var maxBytes *http.MaxBytesError

@@ -17,6 +17,7 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/campaigns"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
 	"wharf/internal/identity"
@@ -52,6 +53,7 @@ type Deps struct {
 	Webhooks   *webhooks.Service
 	Inbound    *inbound.Service
 	Templates  *templates.Service
+	Campaigns  *campaigns.Service
 	Enqueuer   *jobs.Enqueuer
 	Limiter    *ratelimit.Limiter
 	Monitoring http.Handler // the asynq web UI, mounted at /monitoring
@@ -191,6 +193,21 @@ func (s *Server) routes() []route {
 		{Method: "DELETE", Path: "/api/templates/:id", Access: Perm("templates:delete"), Handler: s.deleteTemplate},
 		{Method: "POST", Path: "/api/templates/sync", Access: Perm("templates:update"), Bulk: true, Handler: s.syncTemplates},
 		{Method: "POST", Path: "/api/templates/:id/publish", Access: Perm("templates:update"), Handler: s.publishTemplate},
+
+		// Campaigns
+		{Method: "GET", Path: "/api/campaigns", Access: Perm("campaigns:read"), Handler: s.listCampaigns},
+		{Method: "GET", Path: "/api/campaigns/:id", Access: Perm("campaigns:read"), Handler: s.getCampaign},
+		{Method: "POST", Path: "/api/campaigns", Access: Perm("campaigns:create"), Handler: s.createCampaign},
+		{Method: "PUT", Path: "/api/campaigns/:id", Access: Perm("campaigns:update"), Handler: s.updateCampaign},
+		{Method: "DELETE", Path: "/api/campaigns/:id", Access: Perm("campaigns:delete"), Handler: s.deleteCampaign},
+		{Method: "POST", Path: "/api/campaigns/:id/recipients/import", Access: Perm("campaigns:update"), Bulk: true, Handler: s.importRecipients},
+		{Method: "GET", Path: "/api/campaigns/:id/recipients", Access: Perm("campaigns:read"), Handler: s.listRecipients},
+		{Method: "POST", Path: "/api/campaigns/:id/start", Access: Perm("campaigns:update"), Bulk: true, Handler: s.campaignAction(startCampaign)},
+		{Method: "POST", Path: "/api/campaigns/:id/resume", Access: Perm("campaigns:update"), Bulk: true, Handler: s.campaignAction(startCampaign)},
+		{Method: "POST", Path: "/api/campaigns/:id/pause", Access: Perm("campaigns:update"), Handler: s.campaignAction(pauseCampaign)},
+		{Method: "POST", Path: "/api/campaigns/:id/cancel", Access: Perm("campaigns:update"), Handler: s.campaignAction(cancelCampaign)},
+		{Method: "GET", Path: "/api/campaigns/:id/progress", Access: Perm("campaigns:read"), Handler: s.campaignProgress},
+		{Method: "GET", Path: "/api/campaigns/:id/progress/stream", Access: Perm("campaigns:read"), Handler: s.campaignProgressStream},
 
 		// Outbound webhooks
 		{Method: "GET", Path: "/api/webhooks", Access: Perm("webhooks:read"), Handler: s.listWebhooks},

@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"wharf/api"
 	"wharf/internal/accounts"
 	"wharf/internal/audio"
+	"wharf/internal/campaigns"
 	"wharf/internal/config"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
@@ -115,9 +117,10 @@ type domains struct {
 	Messaging *messaging.Service
 	Webhooks  *webhooks.Service
 	Inbound   *inbound.Service
+	Campaigns *campaigns.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, log *slog.Logger) *domains {
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, log *slog.Logger) *domains {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
 	d := &domains{Identity: ids, Settings: settings}
@@ -129,6 +132,10 @@ func buildDomains(in *infra, pc config.Platform, box *secrets.Box, ids *identity
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Inbound = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Messaging: d.Messaging,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, GlobalSecret: pc.PlatformAppSecret, Log: log})
+	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
+		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
+			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
+	d.Inbound.StatusFallback = d.Campaigns.ApplyStatuses
 	return d
 }
 
@@ -191,7 +198,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: in.AsynqRC})
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
-	d := buildDomains(in, c.Platform, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), log)
+	d := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), log)
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Server = api.New(api.Deps{
 		Config: api.Config{
@@ -199,7 +206,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
 		},
 		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids, Settings: d.Settings, Accounts: d.Accounts, Contacts: d.Contacts,
-		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound, Templates: d.Templates, Enqueuer: in.Enq,
+		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Enqueuer: in.Enq,
 		Limiter:    ratelimit.New(in.Redis),
 		Monitoring: mon,
 	})
@@ -207,12 +214,24 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	return a, nil
 }
 
-// Worker is the assembled worker process.
+// Worker is the assembled worker process: one asynq server for everything
+// but campaigns, and one with its own pool for campaign lanes, so that a big
+// campaign never takes the slots of replies and inbound processing.
 type Worker struct {
-	Server  *asynq.Server
-	Mux     *asynq.ServeMux
-	infra   *infra
-	closers closers
+	Server         *asynq.Server
+	CampaignServer *asynq.Server
+	Mux            *asynq.ServeMux
+	infra          *infra
+	closers        closers
+}
+
+// Run processes jobs until ctx ends, then shuts both servers down.
+func (w *Worker) Run(ctx context.Context) error {
+	errc := make(chan error, 2)
+	for _, srv := range []*asynq.Server{w.Server, w.CampaignServer} {
+		go func() { errc <- worker.Run(ctx, srv, w.Mux) }()
+	}
+	return errors.Join(<-errc, <-errc)
 }
 
 // Ping checks the worker's connections, for its health endpoint.
@@ -243,11 +262,13 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
 	}
 	ids := identity.NewService(in.DB, nil, nil, log)
-	d := buildDomains(in, c.Platform, box, ids, orgsettings.NewService(in.DB, box, store, nil), log)
+	d := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, nil), log)
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
+	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,
+		Queues: map[string]int{jobs.QueueCampaigns: 1}}, log)
 	w.Mux = worker.NewMux(log)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
-		Inbound: d.Inbound, Templates: d.Templates}).Register(w.Mux)
+		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns}).Register(w.Mux)
 	return w, nil
 }
 
@@ -277,7 +298,7 @@ func NewScheduler(ctx context.Context, c config.Scheduler, log *slog.Logger) (_ 
 		return nil, err
 	}
 	s.infra = in
-	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries())
+	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries(c.Campaigns.SweepInterval))
 	return s, nil
 }
 

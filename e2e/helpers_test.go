@@ -9,20 +9,17 @@ import (
 	"wharf/platformsim"
 )
 
-// fixture is a system with a simulator, a connected account and a worker.
+// fixture is a system with a simulator and a connected account.
 type fixture struct {
-	*apptest.SimEnv
+	*apptest.Fixture
 	admin     apptest.Session
 	accountID string
 	orgID     string
 }
 
 func newFixture(t *testing.T, overrides map[string]string, sim func(*platformsim.Config)) *fixture {
-	e := apptest.NewWithSim(t, overrides, sim)
-	admin := e.Admin()
-	f := &fixture{SimEnv: e, admin: admin, orgID: admin.User.OrganizationID}
-	f.accountID = e.ConnectAccount(admin.Auth(), "Main")
-	return f
+	f := apptest.NewFixture(t, overrides, sim)
+	return &fixture{Fixture: f, admin: f.Admin, accountID: f.AccountID, orgID: f.OrgID}
 }
 
 // contactFromIncoming makes a user write to the business and waits for the

@@ -27,6 +27,10 @@ func TestTenantIsolationOfMessagingResources(t *testing.T) {
 	f.Do("POST", "/api/webhooks", map[string]any{"name": "A", "url": "https://a.example.com", "events": []string{"contact.created"}}, a).
 		Expect(t, 201).Into(t, &webhook)
 	f.Do("POST", "/api/tags", map[string]any{"name": "a-only"}, a).Expect(t, 201)
+	tmpl := f.SeedTemplate(f.orgID, f.accountID, "a_template", "Hello {{1}}", false)
+	var campaign struct{ ID string }
+	f.Do("POST", "/api/campaigns", map[string]any{"name": "A", "account_id": f.accountID, "template_id": tmpl.ID,
+		"variable_mapping": map[string]string{"1": "name"}}, a).Expect(t, 201).Into(t, &campaign)
 	msg := models.Message{ID: uuid.New(), OrganizationID: uuid.MustParse(f.orgID), ContactID: uuid.MustParse(contact.ID),
 		Direction: "incoming", Type: "text", Status: "delivered", OccurredAt: time.Now()}
 	wamid := "wamid.a"
@@ -58,8 +62,24 @@ func TestTenantIsolationOfMessagingResources(t *testing.T) {
 		{"GET", "/api/webhooks/" + webhook.ID + "/deliveries"},
 		{"PUT", "/api/tags/a-only"},
 		{"DELETE", "/api/tags/a-only"},
+		{"GET", "/api/templates/" + tmpl.ID.String()},
+		{"PUT", "/api/templates/" + tmpl.ID.String()},
+		{"DELETE", "/api/templates/" + tmpl.ID.String()},
+		{"POST", "/api/templates/" + tmpl.ID.String() + "/publish"},
+		{"GET", "/api/campaigns/" + campaign.ID},
+		{"PUT", "/api/campaigns/" + campaign.ID},
+		{"DELETE", "/api/campaigns/" + campaign.ID},
+		{"POST", "/api/campaigns/" + campaign.ID + "/recipients/import"},
+		{"GET", "/api/campaigns/" + campaign.ID + "/recipients"},
+		{"POST", "/api/campaigns/" + campaign.ID + "/start"},
+		{"POST", "/api/campaigns/" + campaign.ID + "/resume"},
+		{"POST", "/api/campaigns/" + campaign.ID + "/pause"},
+		{"POST", "/api/campaigns/" + campaign.ID + "/cancel"},
+		{"GET", "/api/campaigns/" + campaign.ID + "/progress"},
+		{"GET", "/api/campaigns/" + campaign.ID + "/progress/stream"},
 	} {
-		body := map[string]any{"tags": []string{"x"}, "type": "text", "text": "hi", "user_id": nil, "name": "x"}
+		body := map[string]any{"tags": []string{"x"}, "type": "text", "text": "hi", "user_id": nil, "name": "x",
+			"recipients": []map[string]any{{"phone_number": "+15550001111"}}, "components": []any{map[string]any{"type": "BODY", "text": "x"}}}
 		if r := f.Do(c.method, c.path, body, b.Auth()); r.Status != 404 {
 			t.Errorf("B: %s %s = %d, want 404: %s", c.method, c.path, r.Status, r.Body)
 		}
@@ -67,7 +87,10 @@ func TestTenantIsolationOfMessagingResources(t *testing.T) {
 	// A template send naming A's contact is a 404 too, and lists are empty.
 	f.Do("POST", "/api/messages/template", map[string]any{"contact_id": contact.ID, "template_name": "x"}, b.Auth()).Expect(t, 404)
 	f.Do("POST", "/api/messages/media", map[string]any{"contact_id": contact.ID, "type": "image", "media_url": "https://x.example.com/a.png"}, b.Auth())
-	for _, path := range []string{"/api/accounts", "/api/contacts", "/api/webhooks"} {
+	// A's template id and account cannot be used by B either.
+	f.Do("POST", "/api/campaigns", map[string]any{"name": "B", "account_id": f.accountID, "template_id": tmpl.ID}, b.Auth()).Expect(t, 400)
+	f.Do("POST", "/api/templates/sync", map[string]any{"account_id": f.accountID}, b.Auth()).Expect(t, 404)
+	for _, path := range []string{"/api/accounts", "/api/contacts", "/api/webhooks", "/api/templates", "/api/campaigns"} {
 		var out struct {
 			Items []any `json:"items"`
 		}
@@ -90,4 +113,6 @@ func TestTenantIsolationOfMessagingResources(t *testing.T) {
 	f.Do("GET", "/api/contacts/"+contact.ID, nil, a).Expect(t, 200)
 	f.Do("GET", "/api/webhooks/"+webhook.ID, nil, a).Expect(t, 200)
 	f.Do("GET", "/api/accounts/"+f.accountID, nil, a).Expect(t, 200)
+	f.Do("GET", "/api/campaigns/"+campaign.ID, nil, a).Expect(t, 200)
+	f.Do("GET", "/api/templates/"+tmpl.ID.String(), nil, a).Expect(t, 200)
 }

@@ -127,6 +127,17 @@ func Decode[T Payload](t *asynq.Task) (T, error) {
 	return p, nil
 }
 
+// At returns the asynq option that runs a task no earlier than t. asynq
+// keeps scheduled tasks with whole-second scores, so a plain ProcessAt can
+// fire up to a second early; rounding up to the next second keeps "after
+// t" true.
+func At(t time.Time) asynq.Option {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		t = r.Add(time.Second)
+	}
+	return asynq.ProcessAt(t)
+}
+
 // RateLimited is returned by a handler that must wait for a rate limit. The
 // worker retries it after RetryAfter without counting a failure, so waiting
 // can never exhaust a task's retries.

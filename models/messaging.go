@@ -65,8 +65,10 @@ type PlatformAccount struct {
 	PlatformType       string
 	IsCoexistence      bool
 	LastError          string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	// MessagingTierOverride paces campaigns instead of MessagingLimit.
+	MessagingTierOverride string
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
 }
 
 // Contact is a person the organization talks to.

@@ -28,9 +28,17 @@ type Entry struct {
 	Job  func(tick time.Time) jobs.Payload
 }
 
-// DefaultEntries is what the scheduler fires in production.
-func DefaultEntries() []Entry {
+// DefaultEntries is what the scheduler fires in production; campaignSweep
+// is CAMPAIGN_SWEEP_INTERVAL.
+func DefaultEntries(campaignSweep time.Duration) []Entry {
 	return []Entry{
+		// Scheduled campaigns start within a second or two of their time.
+		{Name: "start due campaigns", Spec: "@every 1s", Job: func(t time.Time) jobs.Payload {
+			return jobs.CampaignStartDue{Tick: t.Truncate(time.Second)}
+		}},
+		{Name: "campaign sweep", Spec: "@every " + campaignSweep.String(), Job: func(t time.Time) jobs.Payload {
+			return jobs.CampaignSweep{Tick: t.Truncate(campaignSweep)}
+		}},
 		{Name: "purge refresh tokens", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
 			return jobs.PurgeRefreshTokens{Tick: t.Truncate(time.Hour)}
 		}},

@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"wharf/internal/accounts"
+	"wharf/internal/campaigns"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
@@ -27,6 +28,7 @@ type Handlers struct {
 	Webhooks  *webhooks.Service
 	Inbound   *inbound.Service
 	Templates *templates.Service
+	Campaigns *campaigns.Service
 }
 
 // Register adds every job handler to mux.
@@ -86,6 +88,26 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		_, err = t.ResultWriter().Write(b) // read by the endpoint that waits
 		return err
 	})
+	mux.HandleFunc(jobs.KindCampaignLane, handle(func(ctx context.Context, p jobs.CampaignLane) error {
+		return h.Campaigns.RunLane(ctx, p.OrganizationID, p.CampaignID, p.Generation)
+	}))
+	mux.HandleFunc(jobs.KindCampaignRecount, handle(func(ctx context.Context, p jobs.CampaignRecount) error {
+		return h.Campaigns.Recount(ctx, p.OrganizationID, p.CampaignID)
+	}))
+	mux.HandleFunc(jobs.KindCampaignStartDue, handle(func(ctx context.Context, _ jobs.CampaignStartDue) error {
+		n, err := h.Campaigns.StartDue(ctx)
+		if n > 0 {
+			h.Log.Info("scheduled campaigns started", "count", n)
+		}
+		return err
+	}))
+	mux.HandleFunc(jobs.KindCampaignSweep, handle(func(ctx context.Context, _ jobs.CampaignSweep) error {
+		res, err := h.Campaigns.Sweep(ctx)
+		if res != nil && res.Unknown+int64(res.Restarted) > 0 {
+			h.Log.Warn("campaign sweep", "recipients_unknown", res.Unknown, "campaigns_restarted", res.Restarted)
+		}
+		return err
+	}))
 	mux.HandleFunc(jobs.KindEventsSweep, handle(func(ctx context.Context, _ jobs.EventsSweep) error {
 		n, err := h.Webhooks.SweepUndispatched(ctx)
 		if n > 0 {

@@ -25,12 +25,14 @@ type Options struct {
 	Concurrency     int
 	ShutdownTimeout time.Duration
 	Queues          map[string]int // nil means jobs.QueuePriorities
-	// TaskCheckInterval is how often an idle worker polls its queues; tests
-	// shorten it.
+	// TaskCheckInterval is how often an idle worker polls its queues
+	// (default 200 ms: asynq's 1 s would add up to a second to every reply
+	// and inbound message that arrives while the worker is idle).
 	TaskCheckInterval time.Duration
 	// DelayedTaskCheckInterval is how often retries and scheduled tasks due
-	// are moved to their queue (default 1 s, so that a short rate-limit wait
-	// is not stretched to asynq's default of 5 s).
+	// are moved to their queue (default 250 ms, so that the 2 s and 4 s
+	// webhook retries and short rate-limit waits are kept; asynq's default
+	// is 5 s).
 	DelayedTaskCheckInterval time.Duration
 }
 
@@ -40,8 +42,11 @@ func NewServer(redis asynq.RedisConnOpt, o Options, log *slog.Logger) *asynq.Ser
 	if queues == nil {
 		queues = jobs.QueuePriorities
 	}
+	if o.TaskCheckInterval == 0 {
+		o.TaskCheckInterval = 200 * time.Millisecond
+	}
 	if o.DelayedTaskCheckInterval == 0 {
-		o.DelayedTaskCheckInterval = time.Second
+		o.DelayedTaskCheckInterval = 250 * time.Millisecond
 	}
 	return asynq.NewServer(redis, asynq.Config{
 		Concurrency:              o.Concurrency,

@@ -12,7 +12,6 @@ import (
 
 	"wharf/app"
 	"wharf/internal/config"
-	"wharf/worker"
 )
 
 func main() {
@@ -37,7 +36,7 @@ func run() error {
 	defer w.Close()
 	app.ServeHealth(ctx, cfg.HealthAddr, log, w.Ping)
 	log.Info("worker started", "concurrency", cfg.Concurrency)
-	err = worker.Run(ctx, w.Server, w.Mux)
+	err = w.Run(ctx)
 	log.Info("worker stopped")
 	return err
 }

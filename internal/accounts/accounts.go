@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,7 +137,12 @@ type Input struct {
 	BusinessAccountID  *string
 	AccessToken        *string
 	WebhookVerifyToken *string
+	// MessagingTier overrides the tier that paces campaigns ("" clears it).
+	MessagingTier *string
 }
+
+// Tiers are the accepted tier overrides.
+var Tiers = []string{"TIER_50", "TIER_250", "TIER_1K", "TIER_2K", "TIER_10K", "TIER_100K", "TIER_UNLIMITED"}
 
 var providerID = regexp.MustCompile(`^[0-9]{1,32}$`)
 
@@ -220,6 +226,13 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*A
 	}
 	if in.PhoneNumberID != nil || in.BusinessAccountID != nil {
 		return nil, apperr.Invalidf("phone_number_id and business_account_id cannot change: connect a new account instead")
+	}
+	if in.MessagingTier != nil {
+		tier := strings.ToUpper(strings.TrimSpace(*in.MessagingTier))
+		if tier != "" && !slices.Contains(Tiers, tier) {
+			return nil, apperr.Invalidf("messaging_tier must be one of %s, or empty to use the provider's", strings.Join(Tiers, ", "))
+		}
+		updates["messaging_tier_override"] = tier
 	}
 	err = s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates).Error
 	if errors.Is(err, gorm.ErrDuplicatedKey) {

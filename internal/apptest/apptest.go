@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"wharf/app"
 	"wharf/internal/config"
 	"wharf/internal/testenv"
-	"wharf/worker"
 )
 
 // Bootstrap credentials of every test system.
@@ -111,7 +111,7 @@ func (e *Env) StartWorker() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.Run(ctx, w.Server, w.Mux) }()
+	go func() { done <- w.Run(ctx) }()
 	e.T.Cleanup(func() {
 		cancel()
 		<-done
@@ -288,6 +288,14 @@ func (e *Env) CreateUser(admin Auth, email, roleName string) Session {
 	}
 	e.Do("POST", "/api/users", body, admin).Expect(e.T, 201)
 	return e.Login(email, "password-123")
+}
+
+// Inspector returns an asynq inspector on the system's Redis.
+func (e *Env) Inspector() *asynq.Inspector {
+	opts := e.Redis.Options()
+	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: opts.Addr, DB: opts.DB, Password: opts.Password})
+	e.T.Cleanup(func() { _ = insp.Close() })
+	return insp
 }
 
 // Eventually polls cond until it holds or the timeout passes.

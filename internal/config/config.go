@@ -63,11 +63,44 @@ func (p Platform) validate() []error {
 	return errs
 }
 
+// Campaigns tunes the sending pipeline; api, worker and scheduler read it.
+type Campaigns struct {
+	// Lanes is how many send loops one campaign runs in parallel.
+	Lanes int `env:"CAMPAIGN_LANES" envDefault:"8"`
+	// CounterInterval is how often a running campaign's counters are
+	// recomputed from its recipients (one write per interval, not one per
+	// status).
+	CounterInterval time.Duration `env:"CAMPAIGN_COUNTER_INTERVAL" envDefault:"1s"` // rounded up to whole seconds
+	// SendingTimeout: a recipient claimed for longer without an answer
+	// (its worker died) gets status unknown.
+	SendingTimeout time.Duration `env:"CAMPAIGN_SENDING_TIMEOUT" envDefault:"2m"`
+	// StallAfter: a sending campaign with pending recipients and no claim for
+	// this long gets fresh lanes.
+	StallAfter time.Duration `env:"CAMPAIGN_STALL_AFTER" envDefault:"1m"`
+	// SweepInterval is how often the scheduler runs the campaign sweep.
+	SweepInterval time.Duration `env:"CAMPAIGN_SWEEP_INTERVAL" envDefault:"30s"`
+}
+
+func (c Campaigns) validate() []error {
+	var errs []error
+	if c.Lanes < 1 || c.Lanes > 256 {
+		errs = append(errs, errors.New("CAMPAIGN_LANES must be between 1 and 256"))
+	}
+	for name, d := range map[string]time.Duration{"CAMPAIGN_COUNTER_INTERVAL": c.CounterInterval, "CAMPAIGN_SENDING_TIMEOUT": c.SendingTimeout,
+		"CAMPAIGN_STALL_AFTER": c.StallAfter, "CAMPAIGN_SWEEP_INTERVAL": c.SweepInterval} {
+		if d < 100*time.Millisecond {
+			errs = append(errs, fmt.Errorf("%s must be at least 100ms", name))
+		}
+	}
+	return errs
+}
+
 // API configures bin/api.
 type API struct {
 	Common
 	Secrets
 	Platform
+	Campaigns
 	HTTPAddr       string   `env:"HTTP_ADDR" envDefault:":8080"`
 	PublicURL      string   `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	JWTSecret      string   `env:"JWT_SECRET,required,notEmpty"`
@@ -101,13 +134,18 @@ type Worker struct {
 	Common
 	Secrets
 	Platform
-	Concurrency int    `env:"WORKER_CONCURRENCY" envDefault:"10"`
-	StorageDir  string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	Campaigns
+	Concurrency int `env:"WORKER_CONCURRENCY" envDefault:"10"`
+	// CampaignConcurrency is the worker's separate pool for campaign lanes,
+	// so campaigns never take the slots of interactive work.
+	CampaignConcurrency int    `env:"CAMPAIGN_CONCURRENCY" envDefault:"16"`
+	StorageDir          string `env:"STORAGE_DIR" envDefault:"./data/storage"`
 }
 
 // Scheduler configures bin/scheduler.
 type Scheduler struct {
 	Common
+	Campaigns
 	// LeaderTTL is how long a scheduler holds leadership without renewing it;
 	// a standby takes over at most this long after the leader dies.
 	LeaderTTL time.Duration `env:"SCHEDULER_LEADER_TTL" envDefault:"10s"`
@@ -142,6 +180,7 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 		errs = append(errs, errors.New("RATE_LIMIT_BULK_PER_MINUTE must be positive"))
 	}
 	errs = append(errs, c.Platform.validate()...)
+	errs = append(errs, c.Campaigns.validate()...)
 	if err := httpURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
 	}
@@ -172,7 +211,11 @@ func LoadWorkerFrom(environ map[string]string) (Worker, error) {
 	if c.Concurrency <= 0 {
 		errs = append(errs, errors.New("WORKER_CONCURRENCY must be positive"))
 	}
+	if c.CampaignConcurrency <= 0 {
+		errs = append(errs, errors.New("CAMPAIGN_CONCURRENCY must be positive"))
+	}
 	errs = append(errs, c.Platform.validate()...)
+	errs = append(errs, c.Campaigns.validate()...)
 	return c, errors.Join(errs...)
 }
 
@@ -185,7 +228,7 @@ func LoadSchedulerFrom(environ map[string]string) (Scheduler, error) {
 	if err := parse(&c, environ); err != nil {
 		return c, err
 	}
-	errs := c.Common.validate()
+	errs := append(c.Common.validate(), c.Campaigns.validate()...)
 	if c.LeaderTTL < time.Second {
 		errs = append(errs, errors.New("SCHEDULER_LEADER_TTL must be at least 1s"))
 	}

@@ -50,9 +50,10 @@ type Service struct {
 	log          *slog.Logger
 	now          func() time.Time
 	// StatusFallback gets the statuses of messages the messaging domain does
-	// not know (campaign sends) and returns those it does not know either;
-	// nil means they are only logged.
-	StatusFallback func(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.UUID, unknown []*messaging.Outcome) ([]*messaging.Outcome, error)
+	// not know (campaign sends), inside the transaction; it returns those it
+	// does not know either, and a function to call after the commit. nil
+	// means they are only logged.
+	StatusFallback func(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.UUID, unknown []*messaging.Outcome) ([]*messaging.Outcome, func(context.Context), error)
 }
 
 // Deps are the collaborators of the inbound domain.
@@ -450,6 +451,7 @@ func (s *Service) ProcessStatuses(ctx context.Context, orgID, accountID uuid.UUI
 
 func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (int, error) {
 	var events []models.InboundEvent
+	var after func(context.Context)
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND kind = ? AND processed_at IS NULL
 			ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, accountID, KindStatuses, statusBatch).Scan(&events).Error; err != nil {
@@ -474,7 +476,7 @@ func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (
 			return err
 		}
 		if len(unknown) > 0 && s.StatusFallback != nil {
-			if unknown, err = s.StatusFallback(ctx, tx, orgID, accountID, unknown); err != nil {
+			if unknown, after, err = s.StatusFallback(ctx, tx, orgID, accountID, unknown); err != nil {
 				return err
 			}
 		}
@@ -483,6 +485,9 @@ func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (
 		}
 		return tx.Exec(`UPDATE inbound_events SET processed_at = now() WHERE id IN ?`, ids).Error
 	})
+	if err == nil && after != nil {
+		after(ctx)
+	}
 	return len(events), err
 }
 

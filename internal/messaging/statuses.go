@@ -95,32 +95,39 @@ func Reduce(statuses []platform.Status, now time.Time) []*Outcome {
 // bulkStatusSQL applies outcomes to messages in one statement: each message
 // moves forward only (failed only from pending or sent), stage timestamps
 // are kept when already set, and rows that would not change are not written.
-const bulkStatusSQL = `
+//
+// The new status is computed from the row being updated (m.status in SET
+// and WHERE), not from a snapshot taken earlier in the statement: when two
+// batches update the same message at once, PostgreSQL re-evaluates these
+// expressions against the row the other batch committed, so a late
+// "delivered" can never overwrite a "read".
+var bulkStatusSQL = `
 WITH v AS (
     SELECT * FROM jsonb_to_recordset(CAST(@outcomes AS jsonb)) AS x(pid text, final text, sent_ts timestamptz,
         deliv_ts timestamptz, read_ts timestamptz, fail_ts timestamptz, code int, title text, detail text)
-), c AS (
-    SELECT m.id, v.*, m.status AS old_status, CASE
+)
+UPDATE messages m SET
+    status       = ` + messageNext + `,
+    sent_at      = CASE WHEN ` + messageNext + ` IN ('sent', 'delivered', 'read', 'failed') THEN COALESCE(m.sent_at, v.sent_ts, v.deliv_ts, v.read_ts) ELSE m.sent_at END,
+    delivered_at = CASE WHEN ` + messageNext + ` IN ('delivered', 'read') THEN COALESCE(m.delivered_at, v.deliv_ts, v.read_ts) ELSE m.delivered_at END,
+    read_at      = CASE WHEN ` + messageNext + ` = 'read' THEN COALESCE(m.read_at, v.read_ts) ELSE m.read_at END,
+    failed_at    = CASE WHEN ` + messageNext + ` = 'failed' THEN v.fail_ts ELSE m.failed_at END,
+    error_code   = CASE WHEN ` + messageNext + ` = 'failed' THEN v.code ELSE m.error_code END,
+    error_title  = CASE WHEN ` + messageNext + ` = 'failed' THEN COALESCE(v.title, '') ELSE m.error_title END,
+    error_detail = CASE WHEN ` + messageNext + ` = 'failed' THEN COALESCE(v.detail, '') ELSE m.error_detail END,
+    updated_at   = now()
+FROM v
+WHERE m.platform_message_id = v.pid AND m.organization_id = @org AND m.account_id = @acc AND ` + messageNext + ` <> m.status
+RETURNING m.platform_message_id`
+
+// messageNext is a message's next status given its current one (m.status)
+// and a batch's outcome (v.final).
+const messageNext = `(CASE
         WHEN v.final = 'failed'    AND m.status IN ('pending', 'sent')              THEN 'failed'
         WHEN v.final = 'read'      AND m.status IN ('pending', 'sent', 'delivered') THEN 'read'
         WHEN v.final = 'delivered' AND m.status IN ('pending', 'sent')              THEN 'delivered'
         WHEN v.final = 'sent'      AND m.status = 'pending'                         THEN 'sent'
-        ELSE m.status END AS new_status
-    FROM messages m JOIN v ON m.platform_message_id = v.pid
-    WHERE m.organization_id = @org AND m.account_id = @acc
-)
-UPDATE messages m SET
-    status       = c.new_status,
-    sent_at      = CASE WHEN c.new_status IN ('sent', 'delivered', 'read', 'failed') THEN COALESCE(m.sent_at, c.sent_ts, c.deliv_ts, c.read_ts) ELSE m.sent_at END,
-    delivered_at = CASE WHEN c.new_status IN ('delivered', 'read') THEN COALESCE(m.delivered_at, c.deliv_ts, c.read_ts) ELSE m.delivered_at END,
-    read_at      = CASE WHEN c.new_status = 'read' THEN COALESCE(m.read_at, c.read_ts) ELSE m.read_at END,
-    failed_at    = CASE WHEN c.new_status = 'failed' THEN c.fail_ts ELSE m.failed_at END,
-    error_code   = CASE WHEN c.new_status = 'failed' THEN c.code ELSE m.error_code END,
-    error_title  = CASE WHEN c.new_status = 'failed' THEN COALESCE(c.title, '') ELSE m.error_title END,
-    error_detail = CASE WHEN c.new_status = 'failed' THEN COALESCE(c.detail, '') ELSE m.error_detail END,
-    updated_at   = now()
-FROM c WHERE m.id = c.id AND c.new_status <> c.old_status
-RETURNING m.platform_message_id`
+        ELSE m.status END)`
 
 // ApplyStatuses applies a batch of provider statuses to outbound messages,
 // inside tx, in a few set-based statements. Statuses of messages it does not
@@ -147,28 +154,47 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, orgID, account
 	for _, k := range known {
 		seen[k] = true
 	}
-	var unknown, reconciled []*Outcome
+	var unknown, retry []*Outcome
 	for _, o := range outcomes {
 		if seen[o.PlatformID] {
 			continue
 		}
 		// The send's answer was lost: the status carries our message id.
-		if cb, err := uuid.Parse(o.Callback); err == nil {
-			res := tx.WithContext(ctx).Exec(`UPDATE messages SET platform_message_id = ?, updated_at = now()
-				WHERE id = ? AND organization_id = ? AND account_id = ? AND platform_message_id IS NULL`, o.PlatformID, cb, orgID, accountID)
-			if res.Error != nil {
-				return nil, res.Error
-			}
-			if res.RowsAffected > 0 {
-				reconciled = append(reconciled, o)
-				continue
-			}
+		cb, err := uuid.Parse(o.Callback)
+		if err != nil {
+			unknown = append(unknown, o)
+			continue
 		}
-		unknown = append(unknown, o)
+		res := tx.WithContext(ctx).Exec(`UPDATE messages SET platform_message_id = ?, updated_at = now()
+			WHERE id = ? AND organization_id = ? AND account_id = ? AND platform_message_id IS NULL`, o.PlatformID, cb, orgID, accountID)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		// Matched or not, apply again by provider id: when nothing matched, a
+		// concurrent batch may have just set the id (it held the row).
+		retry = append(retry, o)
 	}
-	if len(reconciled) > 0 {
-		if err := s.bulkApply(ctx, tx, orgID, accountID, reconciled); err != nil {
-			return nil, err
+	if len(retry) == 0 {
+		return unknown, nil
+	}
+	if err := s.bulkApply(ctx, tx, orgID, accountID, retry); err != nil {
+		return nil, err
+	}
+	ids = ids[:0]
+	for _, o := range retry {
+		ids = append(ids, o.PlatformID)
+	}
+	known = known[:0]
+	if err := tx.WithContext(ctx).Raw(`SELECT platform_message_id FROM messages WHERE account_id = ? AND platform_message_id IN ?`,
+		accountID, ids).Scan(&known).Error; err != nil {
+		return nil, err
+	}
+	for _, k := range known {
+		seen[k] = true
+	}
+	for _, o := range retry {
+		if !seen[o.PlatformID] {
+			unknown = append(unknown, o)
 		}
 	}
 	return unknown, nil

@@ -43,3 +43,27 @@ func (l *Limiter) AllowPerMinute(ctx context.Context, key string, perMinute int)
 		RetryAfter: max(res.RetryAfter, 0),
 	}, nil
 }
+
+// Pace waits until key may do one more thing at perSecond per second,
+// evenly spaced (no bursts), across every process sharing Redis. It returns
+// early only when ctx ends. Waiting is the point: callers count it as
+// neither an error nor a retry.
+func (l *Limiter) Pace(ctx context.Context, key string, perSecond int) error {
+	limit := redis_rate.Limit{Rate: perSecond, Period: time.Second, Burst: 1}
+	for {
+		res, err := l.rl.Allow(ctx, key, limit)
+		if err != nil {
+			return err
+		}
+		if res.Allowed > 0 {
+			return nil
+		}
+		t := time.NewTimer(res.RetryAfter)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -17,8 +17,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/hibiken/asynq"
-
 	"wharf/internal/apperr"
 	"wharf/jobs"
 	"wharf/models"
@@ -173,7 +171,7 @@ func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID) error 
 func (s *Service) scheduleAttempt(ctx context.Context, orgID, webhookID, eventID uuid.UUID, attempt int) {
 	_, err := s.enq.Enqueue(context.WithoutCancel(ctx),
 		jobs.WebhookDeliver{OrganizationID: orgID, WebhookID: webhookID, EventID: eventID, Attempt: attempt},
-		asynq.ProcessIn(retryDelay(attempt)))
+		jobs.At(s.now().Add(retryDelay(attempt))))
 	if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
 		s.log.Warn("cannot schedule webhook retry", "webhook_id", webhookID, "event_id", eventID, "error", err)
 	}

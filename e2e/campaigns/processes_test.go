@@ -1,0 +1,133 @@
+package campaigns_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"wharf/internal/apptest"
+	"wharf/models"
+	"wharf/platformsim"
+)
+
+// A scheduled campaign starts within a second or two of its time, exactly
+// once, with two scheduler replicas running.
+func TestScheduledCampaignStartsOnceWithTwoSchedulers(t *testing.T) {
+	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"SCHEDULER_LEADER_TTL": "1s"}, noCap)
+	f.StartWorker()
+	c := f.campaign(10, nil)
+	at := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second)
+	f.Do("PUT", "/api/campaigns/"+c.ID, map[string]any{"scheduled_at": at.Format(time.RFC3339)}, f.Admin.Auth()).Expect(t, 200)
+	var s campaignOut
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200).Into(t, &s)
+	if s.Status != "scheduled" {
+		t.Fatalf("status %s, want scheduled", s.Status)
+	}
+	if r := f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 409); !strings.Contains(r.Message, "scheduled") {
+		t.Fatalf("start of a scheduled campaign: %q", r.Message)
+	}
+	f.StartScheduler()
+	f.StartScheduler()
+	f.waitStatus(c.ID, "completed", 20*time.Second)
+	var row models.Campaign
+	f.DB.Take(&row, "id = ?", c.ID)
+	if row.RunGeneration != 1 {
+		t.Fatalf("started %d times", row.RunGeneration)
+	}
+	if d := row.StartedAt.Sub(at); d < 0 || d > 2*time.Second {
+		t.Fatalf("started %s after scheduled_at, want within 2 s", d)
+	}
+	for to, n := range f.sends() {
+		if n != 1 {
+			t.Fatalf("%s got %d", to, n)
+		}
+	}
+	if len(f.sends()) != 10 {
+		t.Fatalf("%d sent", len(f.sends()))
+	}
+}
+
+// Two worker processes on a TIER_1K account together send at 10 msg/s, not
+// 20: the pace is kept in Redis.
+func TestTwoWorkerProcessesShareTheTierRate(t *testing.T) {
+	f := newFixture(t, "TIER_1K", nil, noCap)
+	f.StartWorkerProcess(nil)
+	f.StartWorkerProcess(nil)
+	c := f.campaign(400, nil)
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
+	apptest.Eventually(t, 30*time.Second, "sending", func() bool { return f.requests() >= 5 })
+	time.Sleep(2 * time.Second) // warm up
+	from := time.Now()
+	time.Sleep(10 * time.Second)
+	to := time.Now()
+	inWindow := 0
+	for _, m := range f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()}) {
+		if !m.SentAt.Before(from) && m.SentAt.Before(to) {
+			inWindow++
+		}
+	}
+	f.Do("POST", "/api/campaigns/"+c.ID+"/cancel", nil, f.Admin.Auth()).Expect(t, 200)
+	if inWindow < 90 || inWindow > 110 {
+		t.Fatalf("%d messages in 10 s, want 100 +-10%%", inWindow)
+	}
+	// Both processes took part.
+	servers, err := f.Inspector().Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[int]bool{}
+	for _, s := range servers {
+		if _, ok := s.Queues["campaigns"]; ok {
+			pids[s.PID] = true
+		}
+	}
+	if len(pids) < 2 {
+		t.Fatalf("campaign servers of %d processes", len(pids))
+	}
+	t.Logf("%d messages in 10 s from %d worker processes", inWindow, len(pids))
+}
+
+// Killing a worker process mid-campaign (SIGKILL, no cleanup) and starting
+// another still gives every recipient exactly one message.
+func TestKilledWorkerMidCampaignSendsEachRecipientOnce(t *testing.T) {
+	f := newFixture(t, "TIER_10K", map[string]string{"CAMPAIGN_SENDING_TIMEOUT": "3s", "CAMPAIGN_STALL_AFTER": "3s"}, noCap)
+	first := f.StartWorkerProcess(nil)
+	c := f.campaign(300, nil)
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
+	apptest.Eventually(t, 30*time.Second, "a third sent", func() bool { return f.requests() >= 100 })
+	first.Kill()
+	killedAt := f.requests()
+	f.StartScheduler() // its sweep notices the stalled campaign
+	f.StartWorkerProcess(nil)
+	f.waitStatus(c.ID, "completed", 90*time.Second)
+	sends := f.sends()
+	var twice, none []string
+	for i := 0; i < 300; i++ {
+		switch sends[number(i)] {
+		case 0:
+			none = append(none, number(i))
+		case 1:
+		default:
+			twice = append(twice, number(i))
+		}
+	}
+	if len(twice) > 0 {
+		t.Fatalf("sent twice to %v", twice)
+	}
+	if len(none) > 0 {
+		by := f.recipientsBy(c.ID)
+		t.Fatalf("never sent to %v (recipients by status %v)", none, by)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := f.get(c.ID)
+		if got.SentCount == 300 && got.ReadCount == 300 && got.UnknownCount == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counters %+v, recipients %v", got, f.recipientsBy(c.ID))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("killed after %d sends; %d requests in all", killedAt, f.requests())
+}

@@ -1,0 +1,253 @@
+// Package campaigns owns bulk template sends: campaigns, their recipients,
+// the state machine (every transition a compare-and-set), and the sending
+// pipeline: lanes in the worker that claim one recipient at a time, paced
+// per account by messaging tier in Redis, and settle each recipient exactly
+// once. docs/CAMPAIGNS.md explains it for operators.
+package campaigns
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/accounts"
+	"wharf/internal/apperr"
+	"wharf/internal/paging"
+	"wharf/internal/ratelimit"
+	"wharf/internal/templates"
+	"wharf/internal/tenant"
+	"wharf/jobs"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// Config tunes the pipeline (see config.Campaigns).
+type Config struct {
+	Lanes           int
+	CounterInterval time.Duration
+	SendingTimeout  time.Duration
+	StallAfter      time.Duration
+}
+
+// Service manages campaigns.
+type Service struct {
+	db        *gorm.DB
+	accounts  *accounts.Service
+	templates *templates.Service
+	provider  *platform.Client
+	enq       *jobs.Enqueuer
+	limiter   *ratelimit.Limiter
+	cfg       Config
+	log       *slog.Logger
+	now       func() time.Time
+
+	recounts sync.Map // campaign id -> last recount bucket requested by this process
+}
+
+// Deps are the collaborators of the campaigns domain.
+type Deps struct {
+	DB        *gorm.DB
+	Accounts  *accounts.Service
+	Templates *templates.Service
+	Provider  *platform.Client
+	Enqueuer  *jobs.Enqueuer
+	Limiter   *ratelimit.Limiter
+	Config    Config
+	Log       *slog.Logger
+}
+
+// NewService wires the campaigns domain.
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
+		limiter: d.Limiter, cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Filter narrows a campaign list.
+type Filter struct {
+	Status    string
+	AccountID *uuid.UUID
+}
+
+// List returns a page of campaigns, newest first.
+func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging.Params) ([]models.Campaign, int64, error) {
+	q := s.db.WithContext(ctx).Model(&models.Campaign{}).Scopes(tenant.Scope(orgID))
+	if f.Status != "" {
+		q = q.Where("status = ?", strings.ToLower(f.Status))
+	}
+	if f.AccountID != nil {
+		q = q.Where("account_id = ?", *f.AccountID)
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	var out []models.Campaign
+	err := q.Order("created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
+	return out, total, err
+}
+
+// Get returns one campaign.
+func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
+	return get(ctx, s.db, orgID, id)
+}
+
+func get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Campaign, error) {
+	var c models.Campaign
+	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&c, "id = ?", id).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.NotFoundf("campaign not found")
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Input creates or changes a campaign; nil fields are unchanged.
+type Input struct {
+	Name            *string
+	AccountID       *uuid.UUID
+	TemplateID      *uuid.UUID
+	VariableMapping *map[string]string
+	ScheduledAt     **time.Time // set to a nil pointer to clear
+}
+
+// Create adds a draft campaign. The template must be an APPROVED template of
+// the account.
+func (s *Service) Create(ctx context.Context, orgID uuid.UUID, createdBy uuid.UUID, in Input) (*models.Campaign, error) {
+	if in.Name == nil || in.AccountID == nil || in.TemplateID == nil {
+		return nil, apperr.Invalidf("name, account_id and template_id are required")
+	}
+	c := models.Campaign{OrganizationID: orgID, Status: models.CampaignDraft, CreatedBy: &createdBy}
+	c.VariableMapping.V = map[string]string{}
+	if err := s.apply(ctx, orgID, &c, in); err != nil {
+		return nil, err
+	}
+	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (s *Service) apply(ctx context.Context, orgID uuid.UUID, c *models.Campaign, in Input) error {
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if name == "" || len([]rune(name)) > 200 {
+			return apperr.Invalidf("name is required (at most 200 characters)")
+		}
+		c.Name = name
+	}
+	if in.AccountID != nil {
+		if _, err := s.accounts.Get(ctx, orgID, *in.AccountID); err != nil {
+			if apperr.Is(err, apperr.NotFound) {
+				return apperr.Invalidf("account_id does not name an account of this organization")
+			}
+			return err
+		}
+		c.AccountID = in.AccountID
+	}
+	if in.TemplateID != nil || in.AccountID != nil {
+		id := c.TemplateID
+		if in.TemplateID != nil {
+			id = in.TemplateID
+		}
+		if id == nil {
+			return apperr.Invalidf("template_id is required")
+		}
+		t, err := s.templates.ForSend(ctx, orgID, c.AccountID, id, "")
+		if apperr.Is(err, apperr.NotFound) {
+			return apperr.Invalidf("template_id does not name a template of this organization")
+		}
+		if err != nil {
+			return err
+		}
+		c.TemplateID, c.TemplateName = &t.ID, t.Name
+	}
+	if in.VariableMapping != nil {
+		m := map[string]string{}
+		for k, v := range *in.VariableMapping {
+			if strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+				return apperr.Invalidf("variable_mapping keys and values must be non-empty")
+			}
+			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		c.VariableMapping.V = m
+	}
+	if in.ScheduledAt != nil {
+		c.ScheduledAt = *in.ScheduledAt
+	}
+	return nil
+}
+
+// Update changes a draft campaign.
+func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*models.Campaign, error) {
+	c, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.Status != models.CampaignDraft {
+		return nil, apperr.Conflictf("only draft campaigns can be updated; this one is %s", c.Status)
+	}
+	if err := s.apply(ctx, orgID, c, in); err != nil {
+		return nil, err
+	}
+	res := s.db.WithContext(ctx).Model(&models.Campaign{}).Where("id = ? AND status = ?", c.ID, models.CampaignDraft).
+		Updates(map[string]any{"name": c.Name, "account_id": c.AccountID, "template_id": c.TemplateID, "template_name": c.TemplateName,
+			"variable_mapping": c.VariableMapping, "scheduled_at": c.ScheduledAt, "updated_at": s.now()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, apperr.Conflictf("the campaign left draft while it was being updated")
+	}
+	return s.Get(ctx, orgID, id)
+}
+
+// Delete removes a campaign that is not sending, with its recipients.
+func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
+	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("status <> ?", models.CampaignSending).
+		Delete(&models.Campaign{}, "id = ?", id)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		if _, err := s.Get(ctx, orgID, id); err != nil {
+			return err
+		}
+		return apperr.Conflictf("the campaign is sending: pause or cancel it before deleting it")
+	}
+	return nil
+}
+
+// Tier rates: messages per second a campaign may send for an account's
+// messaging tier; 0 means no limit of ours (the provider's throughput cap
+// still applies). Unknown tiers get the lowest rate.
+var tierRates = map[string]int{
+	"TIER_50": 10, "TIER_250": 10, "TIER_1K": 10, "TIER_2K": 10,
+	"TIER_10K": 30, "TIER_100K": 80, "TIER_UNLIMITED": 0,
+}
+
+// EffectiveTier is the tier that paces an account: its override, else the
+// tier the provider reports, else TIER_1K.
+func EffectiveTier(a *models.PlatformAccount) string {
+	switch {
+	case a.MessagingTierOverride != "":
+		return a.MessagingTierOverride
+	case a.MessagingLimit != "":
+		return a.MessagingLimit
+	}
+	return "TIER_1K"
+}
+
+// RateFor returns the messages per second of a tier (0: unlimited).
+func RateFor(tier string) int {
+	if r, ok := tierRates[strings.ToUpper(tier)]; ok {
+		return r
+	}
+	return 10
+}

@@ -1,0 +1,238 @@
+package campaigns
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wharf/internal/apperr"
+	"wharf/internal/templates"
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// Fields every recipient has, besides the imported extra fields.
+var builtinFields = []string{"name", "phone_number"}
+
+// checkReady verifies what a run needs: an active account, an APPROVED
+// template, recipients, and a variable mapping that fills every placeholder
+// with a field the recipients have.
+func (s *Service) checkReady(ctx context.Context, c *models.Campaign) error {
+	if c.AccountID == nil {
+		return apperr.Invalidf("the campaign has no account (it was deleted)")
+	}
+	a, err := s.accounts.Get(ctx, c.OrganizationID, *c.AccountID)
+	if err != nil {
+		if apperr.Is(err, apperr.NotFound) {
+			return apperr.Invalidf("the campaign's account no longer exists")
+		}
+		return err
+	}
+	if a.Status != models.AccountActive {
+		return apperr.Invalidf("account %q is %s, not active", a.Name, a.Status)
+	}
+	if c.TemplateID == nil {
+		return apperr.Invalidf("the campaign's template was deleted: choose another one")
+	}
+	t, err := s.templates.ForSend(ctx, c.OrganizationID, c.AccountID, c.TemplateID, "")
+	if err != nil {
+		return err
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&models.CampaignRecipient{}).Where("campaign_id = ?", c.ID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return apperr.Invalidf("the campaign has no recipients: import them first")
+	}
+	return s.checkMapping(ctx, c, t)
+}
+
+func (s *Service) checkMapping(ctx context.Context, c *models.Campaign, t *models.Template) error {
+	slots := templates.Keys(templates.Slots(t))
+	m := c.VariableMapping.V
+	var missing []string
+	for _, k := range slots {
+		if m[k] == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return apperr.Invalidf("variable_mapping leaves template placeholders unfilled: %s (map each to name, phone_number or an imported field)",
+			strings.Join(missing, ", "))
+	}
+	for k, field := range m {
+		if !slices.Contains(slots, k) {
+			return apperr.Invalidf("variable_mapping names %q, which is not a placeholder of template %s (placeholders: %s)",
+				k, t.Name, strings.Join(slots, ", "))
+		}
+		if slices.Contains(builtinFields, field) {
+			continue
+		}
+		var has bool
+		if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = ? AND jsonb_exists(data, ?))`,
+			c.ID, field).Scan(&has).Error; err != nil {
+			return err
+		}
+		if !has {
+			return apperr.Invalidf("variable_mapping.%s names field %q, which no recipient has", k, field)
+		}
+	}
+	return nil
+}
+
+// returningAll fills the model with the updated row (PostgreSQL RETURNING *).
+var returningAll = clause.Returning{}
+
+// transition moves a campaign from one of from to the target with a
+// compare-and-set; when another request won the race, it answers 409 with
+// the state it found.
+func (s *Service) transition(ctx context.Context, orgID, id uuid.UUID, from []string, action string, set map[string]any) (*models.Campaign, error) {
+	set["updated_at"] = s.now()
+	var c models.Campaign
+	res := s.db.WithContext(ctx).Model(&c).Where("id = ? AND organization_id = ? AND status IN ?", id, orgID, from).
+		Clauses(returningAll).Updates(set)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		cur, err := s.Get(ctx, orgID, id)
+		if err != nil {
+			return nil, err
+		}
+		return nil, apperr.Conflictf("cannot %s a campaign that is %s", action, cur.Status)
+	}
+	return &c, nil
+}
+
+// Start runs a draft campaign (or schedules it, when scheduled_at is in the
+// future), and resumes a paused one. Two concurrent starts get one winner.
+func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
+	c, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	switch c.Status {
+	case models.CampaignDraft, models.CampaignPaused:
+	case models.CampaignScheduled:
+		return nil, apperr.Conflictf("the campaign is scheduled for %s; cancel it to stop it", c.ScheduledAt.UTC().Format("2006-01-02T15:04:05Z"))
+	default:
+		return nil, apperr.Conflictf("cannot start a campaign that is %s", c.Status)
+	}
+	if err := s.checkReady(ctx, c); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if c.Status == models.CampaignDraft && c.ScheduledAt != nil && c.ScheduledAt.After(now) {
+		return s.transition(ctx, orgID, id, []string{models.CampaignDraft}, "schedule", map[string]any{"status": models.CampaignScheduled})
+	}
+	started, err := s.transition(ctx, orgID, id, []string{c.Status}, "start", map[string]any{
+		"status": models.CampaignSending, "started_at": gorm.Expr("COALESCE(started_at, ?)", now), "paused_at": nil,
+		"run_generation": gorm.Expr("run_generation + 1")})
+	if err != nil {
+		return nil, err
+	}
+	s.enqueueLanes(ctx, started)
+	return started, nil
+}
+
+// Pause stops a sending campaign; its lanes stop within a second.
+func (s *Service) Pause(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
+	return s.transition(ctx, orgID, id, []string{models.CampaignSending}, "pause",
+		map[string]any{"status": models.CampaignPaused, "paused_at": s.now()})
+}
+
+// Cancel stops a campaign for good. Recipients not sent stay pending.
+func (s *Service) Cancel(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
+	return s.transition(ctx, orgID, id,
+		[]string{models.CampaignDraft, models.CampaignScheduled, models.CampaignSending, models.CampaignPaused}, "cancel",
+		map[string]any{"status": models.CampaignCancelled, "cancelled_at": s.now()})
+}
+
+// StartDue starts the scheduled campaigns whose time has come. A campaign
+// that is no longer ready is paused, with the reason in the log, so an admin
+// can fix and resume it.
+func (s *Service) StartDue(ctx context.Context) (int, error) {
+	var due []models.Campaign
+	if err := s.db.WithContext(ctx).Where("status = ? AND scheduled_at <= ?", models.CampaignScheduled, s.now()).
+		Order("scheduled_at").Limit(100).Find(&due).Error; err != nil {
+		return 0, err
+	}
+	started := 0
+	for i := range due {
+		c := &due[i]
+		set := map[string]any{"status": models.CampaignSending, "started_at": s.now(), "run_generation": gorm.Expr("run_generation + 1")}
+		if err := s.checkReady(ctx, c); err != nil {
+			s.log.Warn("scheduled campaign not ready; paused", "campaign_id", c.ID, "reason", err)
+			set = map[string]any{"status": models.CampaignPaused, "paused_at": s.now()}
+		}
+		run, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignScheduled}, "start", set)
+		if apperr.Is(err, apperr.Conflict) {
+			continue // cancelled meanwhile, or another replica started it
+		}
+		if err != nil {
+			return started, err
+		}
+		if run.Status == models.CampaignSending {
+			s.enqueueLanes(ctx, run)
+			started++
+		}
+	}
+	return started, nil
+}
+
+// enqueueLanes starts the lanes of the campaign's current run. Their task
+// ids are deterministic, so a repeated call starts nothing twice.
+func (s *Service) enqueueLanes(ctx context.Context, c *models.Campaign) {
+	for lane := 0; lane < s.cfg.Lanes; lane++ {
+		_, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.CampaignLane{OrganizationID: c.OrganizationID, CampaignID: c.ID,
+			Generation: c.RunGeneration, Lane: lane})
+		if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+			s.log.Warn("cannot enqueue a campaign lane; the sweeper will retry", "campaign_id", c.ID, "lane", lane, "error", err)
+		}
+	}
+}
+
+// Progress is a live view of a campaign's recipients.
+type Progress struct {
+	Campaign        *models.Campaign
+	Pending         int64
+	Sending         int64
+	Sent            int64 // accepted by the provider (whatever happened next)
+	Delivered       int64
+	Read            int64
+	Failed          int64
+	Unknown         int64
+	Total           int64
+	RecentPerSecond float64 // claims per second over the last 10 s
+}
+
+// Progress counts the recipients now (not the stored counters, which trail
+// by up to CounterInterval).
+func (s *Service) Progress(ctx context.Context, orgID, id uuid.UUID) (*Progress, error) {
+	c, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	p := &Progress{Campaign: c}
+	var recent int64
+	err = s.db.WithContext(ctx).Raw(`SELECT
+		count(*) FILTER (WHERE status = 'pending') AS pending,
+		count(*) FILTER (WHERE status = 'sending') AS sending,
+		count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
+		count(*) FILTER (WHERE delivered_at IS NOT NULL) AS delivered,
+		count(*) FILTER (WHERE read_at IS NOT NULL) AS read,
+		count(*) FILTER (WHERE status = 'failed') AS failed,
+		count(*) FILTER (WHERE status = 'unknown') AS unknown,
+		count(*) AS total,
+		count(*) FILTER (WHERE send_started_at > now() - interval '10 seconds') AS recent
+		FROM campaign_recipients WHERE campaign_id = ?`, id).Row().Scan(&p.Pending, &p.Sending, &p.Sent, &p.Delivered, &p.Read,
+		&p.Failed, &p.Unknown, &p.Total, &recent)
+	p.RecentPerSecond = float64(recent) / 10
+	return p, err
+}

@@ -1,0 +1,84 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+)
+
+// QueueCampaigns holds campaign lanes. The worker serves it with a pool of
+// its own (CAMPAIGN_CONCURRENCY), so a campaign never occupies the slots of
+// replies and inbound processing.
+const QueueCampaigns = "campaigns"
+
+// Task kinds of campaigns.
+const (
+	KindCampaignLane     = "campaign:lane"
+	KindCampaignRecount  = "campaign:recount"
+	KindCampaignSweep    = "campaign:sweep"
+	KindCampaignStartDue = "campaign:start_due"
+)
+
+// CampaignLane is one send loop of a campaign run: it claims pending
+// recipients one at a time until none is left or the campaign stops. The
+// task id is deterministic per run generation and lane, so enqueueing the
+// lanes twice starts them once.
+type CampaignLane struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Generation     int       `json:"generation"`
+	Lane           int       `json:"lane"`
+}
+
+// Kind implements Payload.
+func (CampaignLane) Kind() string { return KindCampaignLane }
+
+// Options: long-running (asynq extends the lease while it runs); a crashed
+// lane is retried, and the sweeper starts fresh lanes sooner.
+func (p CampaignLane) Options() []asynq.Option {
+	return []asynq.Option{asynq.Queue(QueueCampaigns), asynq.MaxRetry(5), asynq.Timeout(24 * time.Hour),
+		asynq.TaskID(fmt.Sprintf("campaign-lane:%s:%d:%d", p.CampaignID, p.Generation, p.Lane))}
+}
+
+// CampaignRecount recomputes a campaign's counters from its recipients and
+// completes it when nobody is pending or sending. Task ids per time bucket
+// make it run at most once per interval per campaign, and always once more
+// after the last change.
+type CampaignRecount struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	CampaignID     uuid.UUID `json:"campaign_id"`
+	Bucket         int64     `json:"bucket"` // unix milliseconds of the run time
+}
+
+// Kind implements Payload.
+func (CampaignRecount) Kind() string { return KindCampaignRecount }
+
+// Options implements optioner.
+func (p CampaignRecount) Options() []asynq.Option {
+	return []asynq.Option{asynq.Queue(QueueDefault), asynq.MaxRetry(3), asynq.Timeout(time.Minute),
+		asynq.TaskID(fmt.Sprintf("campaign-recount:%s:%d", p.CampaignID, p.Bucket)), At(time.UnixMilli(p.Bucket))}
+}
+
+// CampaignSweep settles recipients a dead worker left sending, restarts
+// stalled campaigns and completes finished ones.
+type CampaignSweep sweep
+
+// Kind implements Payload.
+func (CampaignSweep) Kind() string { return KindCampaignSweep }
+
+// Options implements optioner.
+func (p CampaignSweep) Options() []asynq.Option { return sweepOptions("campaign-sweep", p.Tick) }
+
+// CampaignStartDue starts the scheduled campaigns whose time has come.
+type CampaignStartDue sweep
+
+// Kind implements Payload.
+func (CampaignStartDue) Kind() string { return KindCampaignStartDue }
+
+// Options: on the critical queue, so a start is never late behind bulk work.
+func (p CampaignStartDue) Options() []asynq.Option {
+	return []asynq.Option{asynq.Queue(QueueCritical), asynq.MaxRetry(0), asynq.Timeout(30 * time.Second),
+		asynq.TaskID(fmt.Sprintf("campaign-start-due:%d", p.Tick.Unix())), asynq.Retention(time.Minute)}
+}

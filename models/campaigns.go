@@ -1,0 +1,77 @@
+package models
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Campaign statuses.
+const (
+	CampaignDraft     = "draft"
+	CampaignScheduled = "scheduled"
+	CampaignSending   = "sending"
+	CampaignPaused    = "paused"
+	CampaignCompleted = "completed"
+	CampaignCancelled = "cancelled"
+)
+
+// Recipient statuses beyond the message statuses: a recipient is claimed as
+// sending just before its send, and is unknown when a crash left the outcome
+// of its send undecided.
+const (
+	RecipientSending = "sending"
+	RecipientUnknown = "unknown"
+)
+
+// Campaign is a bulk template send to imported recipients.
+type Campaign struct {
+	ID              uuid.UUID  `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID  uuid.UUID  `gorm:"type:uuid"`
+	AccountID       *uuid.UUID `gorm:"type:uuid"`
+	TemplateID      *uuid.UUID `gorm:"type:uuid"`
+	TemplateName    string
+	Name            string
+	Status          string
+	VariableMapping JSON[map[string]string] `gorm:"type:jsonb"`
+	ScheduledAt     *time.Time
+	StartedAt       *time.Time
+	PausedAt        *time.Time
+	CompletedAt     *time.Time
+	CancelledAt     *time.Time
+	RunGeneration   int
+	TotalRecipients int
+	SentCount       int
+	DeliveredCount  int
+	ReadCount       int
+	FailedCount     int
+	UnknownCount    int
+	CountedAt       *time.Time
+	CreatedBy       *uuid.UUID `gorm:"type:uuid"`
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// CampaignRecipient is one recipient of a campaign.
+type CampaignRecipient struct {
+	ID                uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	Seq               int64     `gorm:"->"` // assigned by the database
+	CampaignID        uuid.UUID `gorm:"type:uuid"`
+	OrganizationID    uuid.UUID `gorm:"type:uuid"`
+	PhoneNumber       string
+	Name              string
+	Data              JSON[map[string]any] `gorm:"type:jsonb"`
+	Status            string
+	PlatformMessageID *string
+	Attempts          int
+	SendStartedAt     *time.Time
+	SentAt            *time.Time
+	DeliveredAt       *time.Time
+	ReadAt            *time.Time
+	FailedAt          *time.Time
+	ErrorCode         *int
+	ErrorTitle        string
+	ErrorDetail       string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
