@@ -25,7 +25,8 @@ test: ## the whole suite, against real PostgreSQL and Redis, with the race detec
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 bench: ## the benchmarks behind docs/BENCHMARKS.md (BENCH_N iterations, BENCH_COUNT runs)
-	$(GO) test -run '^$$' -bench . -benchtime=$(BENCH_N)x -count=$(BENCH_COUNT) -timeout 60m ./bench/
+	$(GO) test -run '^$$' -bench 'Inbound|TemplateEnqueue' -benchtime=$(BENCH_N)x -count=$(BENCH_COUNT) -timeout 60m ./bench/
+	$(GO) test -run '^$$' -bench 'Campaign' -benchtime=1x -count=$(BENCH_COUNT) -timeout 60m ./bench/
 
 lint: ## vet and gofmt only
 	$(GO) vet ./...
