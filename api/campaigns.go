@@ -55,15 +55,11 @@ func (s *Server) listCampaigns(c *gin.Context) {
 	if !valid {
 		return
 	}
-	f := campaigns.Filter{Status: c.Query("status")}
-	if raw := c.Query("account_id"); raw != "" {
-		id, err := optionalUUID("account_id", &raw)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		f.AccountID = id
+	accountID, valid := s.queryUUID(c, "account_id")
+	if !valid {
+		return
 	}
+	f := campaigns.Filter{Status: c.Query("status"), AccountID: accountID}
 	rows, total, err := s.Campaigns.List(c.Request.Context(), principal(c).OrgID, f, pg)
 	if err != nil {
 		s.fail(c, err)

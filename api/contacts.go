@@ -66,14 +66,9 @@ func (s *Server) listContacts(c *gin.Context) {
 	if !valid {
 		return
 	}
-	var accountID *uuid.UUID
-	if raw := c.Query("account_id"); raw != "" {
-		id, err := optionalUUID("account_id", &raw)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		accountID = id
+	accountID, valid := s.queryUUID(c, "account_id")
+	if !valid {
+		return
 	}
 	ctx, org := c.Request.Context(), principal(c).OrgID
 	m, err := s.masker(ctx, org)

@@ -63,13 +63,8 @@ func (s *Server) listMessages(c *gin.Context) {
 	}
 	var cursors [2]*uuid.UUID
 	for i, name := range []string{"before", "after"} {
-		if raw := c.Query(name); raw != "" {
-			id, err := optionalUUID(name, &raw)
-			if err != nil {
-				s.fail(c, err)
-				return
-			}
-			cursors[i] = id
+		if cursors[i], valid = s.queryUUID(c, name); !valid {
+			return
 		}
 	}
 	if cursors[0] != nil && cursors[1] != nil {

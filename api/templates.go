@@ -49,15 +49,11 @@ func (s *Server) listTemplates(c *gin.Context) {
 	if !valid {
 		return
 	}
-	f := templates.Filter{Status: c.Query("status"), Category: c.Query("category"), Search: c.Query("search")}
-	if raw := c.Query("account_id"); raw != "" {
-		id, err := optionalUUID("account_id", &raw)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		f.AccountID = id
+	accountID, valid := s.queryUUID(c, "account_id")
+	if !valid {
+		return
 	}
+	f := templates.Filter{Status: c.Query("status"), Category: c.Query("category"), Search: c.Query("search"), AccountID: accountID}
 	rows, total, err := s.Templates.List(c.Request.Context(), principal(c).OrgID, f, pg)
 	if err != nil {
 		s.fail(c, err)

@@ -68,6 +68,18 @@ func (s *Server) getUser(c *gin.Context) {
 	ok(c, http.StatusOK, toUserResp(*u))
 }
 
+// queryUUID parses an optional UUID query parameter, answering 400 itself
+// when it is malformed.
+func (s *Server) queryUUID(c *gin.Context, name string) (*uuid.UUID, bool) {
+	raw := c.Query(name)
+	id, err := optionalUUID(name, &raw)
+	if err != nil {
+		s.fail(c, err)
+		return nil, false
+	}
+	return id, true
+}
+
 // optionalUUID parses an optional UUID field of a request body.
 func optionalUUID(field string, raw *string) (*uuid.UUID, error) {
 	if raw == nil || *raw == "" {

@@ -64,40 +64,14 @@ FROM c WHERE id = @id AND organization_id = @org`, map[string]any{"id": campaign
 }
 
 // applySQL applies reduced provider statuses to campaign recipients: forward
-// only (a recipient the provider accepted, or whose outcome was unknown, can
-// become sent, delivered, read or failed; failed only before delivery). Rows
-// that would not change are not written. As for messages, the next status
-// is computed from the row being updated, so two batches updating one
-// recipient at once cannot move it backwards.
-var applySQL = `
-WITH v AS (
-    SELECT * FROM jsonb_to_recordset(CAST(@outcomes AS jsonb)) AS x(pid text, final text, sent_ts timestamptz,
-        deliv_ts timestamptz, read_ts timestamptz, fail_ts timestamptz, code int, title text, detail text)
-)
-UPDATE campaign_recipients r SET
-    status       = ` + recipientNext + `,
-    sent_at      = CASE WHEN ` + recipientNext + ` IN ('sent', 'delivered', 'read', 'failed') THEN COALESCE(r.sent_at, v.sent_ts, v.deliv_ts, v.read_ts) ELSE r.sent_at END,
-    delivered_at = CASE WHEN ` + recipientNext + ` IN ('delivered', 'read') THEN COALESCE(r.delivered_at, v.deliv_ts, v.read_ts) ELSE r.delivered_at END,
-    read_at      = CASE WHEN ` + recipientNext + ` = 'read' THEN COALESCE(r.read_at, v.read_ts) ELSE r.read_at END,
-    failed_at    = CASE WHEN ` + recipientNext + ` = 'failed' THEN v.fail_ts ELSE r.failed_at END,
-    error_code   = CASE WHEN ` + recipientNext + ` = 'failed' THEN v.code ELSE r.error_code END,
-    error_title  = CASE WHEN ` + recipientNext + ` = 'failed' THEN COALESCE(v.title, '')
-                        WHEN r.status = 'unknown' THEN '' ELSE r.error_title END,
-    error_detail = CASE WHEN ` + recipientNext + ` = 'failed' THEN COALESCE(v.detail, '')
-                        WHEN r.status = 'unknown' THEN '' ELSE r.error_detail END,
-    updated_at   = now()
-FROM v
-WHERE r.platform_message_id = v.pid AND r.organization_id = @org AND ` + recipientNext + ` <> r.status
-RETURNING r.campaign_id`
-
-// recipientNext is a recipient's next status given its current one
-// (r.status) and a batch's outcome (v.final).
-const recipientNext = `(CASE
+// only; a recipient the provider accepted, or whose outcome was unknown, can
+// become sent, delivered, read or failed (failed only before delivery).
+var applySQL = messaging.StatusSQL("campaign_recipients", "r", `(CASE
         WHEN v.final = 'failed'    AND r.status IN ('sending', 'sent', 'unknown')              THEN 'failed'
         WHEN v.final = 'read'      AND r.status IN ('sending', 'sent', 'delivered', 'unknown') THEN 'read'
         WHEN v.final = 'delivered' AND r.status IN ('sending', 'sent', 'unknown')              THEN 'delivered'
         WHEN v.final = 'sent'      AND r.status IN ('sending', 'unknown')                      THEN 'sent'
-        ELSE r.status END)`
+        ELSE r.status END)`, "r.organization_id = @org", "r.campaign_id")
 
 // ApplyStatuses applies provider statuses that the messaging domain did not
 // know to campaign recipients, inside tx: by provider id, or, for a send

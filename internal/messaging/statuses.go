@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,42 +93,49 @@ func Reduce(statuses []platform.Status, now time.Time) []*Outcome {
 	return out
 }
 
-// bulkStatusSQL applies outcomes to messages in one statement: each message
-// moves forward only (failed only from pending or sent), stage timestamps
-// are kept when already set, and rows that would not change are not written.
+// StatusSQL builds the statement that applies outcomes (the JSON of
+// []*Outcome, parameter @outcomes) to the rows of table (aliased alias)
+// whose platform_message_id matches: each row moves to next (a CASE over
+// alias.status and v.final), stage timestamps are kept when already set, a
+// failure records the provider's error, a row leaving "unknown" drops its
+// explanation, and rows that would not change are not written. scope adds
+// conditions (tenant, account); returning names what to return.
 //
-// The new status is computed from the row being updated (m.status in SET
-// and WHERE), not from a snapshot taken earlier in the statement: when two
-// batches update the same message at once, PostgreSQL re-evaluates these
-// expressions against the row the other batch committed, so a late
-// "delivered" can never overwrite a "read".
-var bulkStatusSQL = `
+// The next status is computed in SET and WHERE from the row being updated,
+// never in a CTE: when two batches update one row at once, PostgreSQL
+// re-evaluates SET and WHERE against the row the other batch committed,
+// while a CTE's values are a snapshot from before the wait (which let a
+// late "delivered" overwrite a "read").
+func StatusSQL(table, alias, next, scope, returning string) string {
+	r := strings.NewReplacer("{t}", table, "{a}", alias, "{next}", next, "{scope}", scope, "{ret}", returning)
+	return r.Replace(`
 WITH v AS (
     SELECT * FROM jsonb_to_recordset(CAST(@outcomes AS jsonb)) AS x(pid text, final text, sent_ts timestamptz,
         deliv_ts timestamptz, read_ts timestamptz, fail_ts timestamptz, code int, title text, detail text)
 )
-UPDATE messages m SET
-    status       = ` + messageNext + `,
-    sent_at      = CASE WHEN ` + messageNext + ` IN ('sent', 'delivered', 'read', 'failed') THEN COALESCE(m.sent_at, v.sent_ts, v.deliv_ts, v.read_ts) ELSE m.sent_at END,
-    delivered_at = CASE WHEN ` + messageNext + ` IN ('delivered', 'read') THEN COALESCE(m.delivered_at, v.deliv_ts, v.read_ts) ELSE m.delivered_at END,
-    read_at      = CASE WHEN ` + messageNext + ` = 'read' THEN COALESCE(m.read_at, v.read_ts) ELSE m.read_at END,
-    failed_at    = CASE WHEN ` + messageNext + ` = 'failed' THEN v.fail_ts ELSE m.failed_at END,
-    error_code   = CASE WHEN ` + messageNext + ` = 'failed' THEN v.code ELSE m.error_code END,
-    error_title  = CASE WHEN ` + messageNext + ` = 'failed' THEN COALESCE(v.title, '') ELSE m.error_title END,
-    error_detail = CASE WHEN ` + messageNext + ` = 'failed' THEN COALESCE(v.detail, '') ELSE m.error_detail END,
+UPDATE {t} {a} SET
+    status       = {next},
+    sent_at      = CASE WHEN {next} IN ('sent', 'delivered', 'read', 'failed') THEN COALESCE({a}.sent_at, v.sent_ts, v.deliv_ts, v.read_ts) ELSE {a}.sent_at END,
+    delivered_at = CASE WHEN {next} IN ('delivered', 'read') THEN COALESCE({a}.delivered_at, v.deliv_ts, v.read_ts) ELSE {a}.delivered_at END,
+    read_at      = CASE WHEN {next} = 'read' THEN COALESCE({a}.read_at, v.read_ts) ELSE {a}.read_at END,
+    failed_at    = CASE WHEN {next} = 'failed' THEN v.fail_ts ELSE {a}.failed_at END,
+    error_code   = CASE WHEN {next} = 'failed' THEN v.code ELSE {a}.error_code END,
+    error_title  = CASE WHEN {next} = 'failed' THEN COALESCE(v.title, '') WHEN {a}.status = 'unknown' THEN '' ELSE {a}.error_title END,
+    error_detail = CASE WHEN {next} = 'failed' THEN COALESCE(v.detail, '') WHEN {a}.status = 'unknown' THEN '' ELSE {a}.error_detail END,
     updated_at   = now()
 FROM v
-WHERE m.platform_message_id = v.pid AND m.organization_id = @org AND m.account_id = @acc AND ` + messageNext + ` <> m.status
-RETURNING m.platform_message_id`
+WHERE {a}.platform_message_id = v.pid AND {scope} AND {next} <> {a}.status
+RETURNING {ret}`)
+}
 
-// messageNext is a message's next status given its current one (m.status)
-// and a batch's outcome (v.final).
-const messageNext = `(CASE
+// bulkStatusSQL applies outcomes to messages: forward only, and failed only
+// from pending or sent.
+var bulkStatusSQL = StatusSQL("messages", "m", `(CASE
         WHEN v.final = 'failed'    AND m.status IN ('pending', 'sent')              THEN 'failed'
         WHEN v.final = 'read'      AND m.status IN ('pending', 'sent', 'delivered') THEN 'read'
         WHEN v.final = 'delivered' AND m.status IN ('pending', 'sent')              THEN 'delivered'
         WHEN v.final = 'sent'      AND m.status = 'pending'                         THEN 'sent'
-        ELSE m.status END)`
+        ELSE m.status END)`, "m.organization_id = @org AND m.account_id = @acc", "m.platform_message_id")
 
 // ApplyStatuses applies a batch of provider statuses to outbound messages,
 // inside tx, in a few set-based statements. Statuses of messages it does not
