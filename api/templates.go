@@ -1,8 +1,6 @@
 package api
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 
 	"wharf/internal/apperr"
 	"wharf/internal/templates"
-	"wharf/jobs"
 	"wharf/models"
 )
 
@@ -170,27 +167,13 @@ func (s *Server) syncTemplates(c *gin.Context) {
 		s.fail(c, apperr.Invalidf("account_id is required (a UUID)"))
 		return
 	}
-	ctx, org := c.Request.Context(), principal(c).OrgID
-	if _, err := s.Accounts.Get(ctx, org, *accountID); err != nil {
-		s.fail(c, err)
-		return
-	}
-	info, result, done, err := s.Enqueuer.EnqueueAndWait(ctx, jobs.TemplateSync{OrganizationID: org, AccountID: *accountID}, syncWait)
+	res, taskID, done, err := s.Templates.RequestSync(c.Request.Context(), principal(c).OrgID, *accountID, syncWait)
 	switch {
-	case errors.Is(err, jobs.ErrTaskFailed):
-		s.fail(c, apperr.Upstreamf("template sync failed: %s", info.LastErr))
-		return
 	case err != nil:
 		s.fail(c, err)
-		return
 	case !done:
-		ok(c, http.StatusAccepted, gin.H{"status": "queued", "task_id": info.ID})
-		return
+		ok(c, http.StatusAccepted, gin.H{"status": "queued", "task_id": taskID})
+	default:
+		ok(c, http.StatusOK, gin.H{"synced": res.Synced, "new": res.New, "updated": res.Updated})
 	}
-	var res templates.SyncResult
-	if err := json.Unmarshal(result, &res); err != nil {
-		s.fail(c, err)
-		return
-	}
-	ok(c, http.StatusOK, gin.H{"synced": res.Synced, "new": res.New, "updated": res.Updated})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -13,6 +14,7 @@ import (
 	"wharf/internal/apperr"
 	"wharf/internal/paging"
 	"wharf/internal/tenant"
+	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"
 )
@@ -312,4 +314,24 @@ func jsonNormal(v any) any {
 	var out any
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+// RequestSync runs the template:sync job for an account and waits up to
+// wait for its counts. done is false when the job is still running (it
+// finishes on its own); taskID names it in the job monitor.
+func (s *Service) RequestSync(ctx context.Context, orgID, accountID uuid.UUID, wait time.Duration) (res *SyncResult, taskID string, done bool, err error) {
+	if _, err := s.accounts.Get(ctx, orgID, accountID); err != nil {
+		return nil, "", false, err
+	}
+	info, result, done, err := s.enq.EnqueueAndWait(ctx, jobs.TemplateSync{OrganizationID: orgID, AccountID: accountID}, wait)
+	switch {
+	case errors.Is(err, jobs.ErrTaskFailed):
+		return nil, info.ID, true, apperr.Upstreamf("template sync failed: %s", info.LastErr)
+	case err != nil:
+		return nil, "", false, err
+	case !done:
+		return nil, info.ID, false, nil
+	}
+	res = &SyncResult{}
+	return res, info.ID, true, json.Unmarshal(result, res)
 }
