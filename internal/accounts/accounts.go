@@ -327,7 +327,7 @@ func (s *Service) applyDetails(ctx context.Context, a *Account, pn *platform.Pho
 }
 
 func (s *Service) markError(ctx context.Context, a *Account, err error) {
-	updates := map[string]any{"last_error": truncate(err.Error(), 500), "updated_at": s.now()}
+	updates := map[string]any{"last_error": apperr.Clip(err.Error(), 500), "updated_at": s.now()}
 	if pe, ok := platform.AsError(err); ok && pe.Code == platform.CodeInvalidToken && a.Status == models.AccountActive {
 		updates["status"] = models.AccountDisconnected
 	}
@@ -342,13 +342,6 @@ func digitsOnly(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 func randomHex(n int) string {

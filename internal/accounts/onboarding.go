@@ -224,7 +224,7 @@ func (s *Service) register(ctx context.Context, a *Account, pin string, soft boo
 			return nil, providerFailure("registering the number", err)
 		}
 		s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).
-			Updates(map[string]any{"status": models.AccountPendingRegistration, "last_error": truncate(err.Error(), 500), "updated_at": s.now()})
+			Updates(map[string]any{"status": models.AccountPendingRegistration, "last_error": apperr.Clip(err.Error(), 500), "updated_at": s.now()})
 		a, gerr := s.Get(ctx, a.OrganizationID, a.ID)
 		if gerr != nil {
 			return nil, gerr

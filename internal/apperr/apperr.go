@@ -7,6 +7,8 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // Kind classifies an error for the caller.
@@ -81,3 +83,16 @@ func KindOf(err error) Kind {
 
 // Is reports whether err carries kind k.
 func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }
+
+// Clip shortens a message to at most n bytes for a bounded text column. It
+// cuts on a rune boundary and drops invalid UTF-8, because PostgreSQL rejects
+// such text and the update that records a provider's error would fail with it.
+func Clip(s string, n int) string {
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "")
+}

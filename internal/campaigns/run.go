@@ -227,7 +227,7 @@ func (s *Service) settle(ctx context.Context, id uuid.UUID, status string, code 
 	} else {
 		err = db.Exec(`UPDATE campaign_recipients SET status = ?, error_code = ?, error_title = ?, error_detail = ?,
 			failed_at = CASE WHEN ? = 'failed' THEN now() ELSE failed_at END, updated_at = now()
-			WHERE id = ? AND status = 'sending'`, status, code, truncate(title, 300), truncate(detail, 1000), status, id).Error
+			WHERE id = ? AND status = 'sending'`, status, code, apperr.Clip(title, 300), apperr.Clip(detail, 1000), status, id).Error
 	}
 	if err != nil {
 		s.log.Error("cannot record a campaign send; the sweeper will settle it", "recipient_id", id, "error", err)
@@ -242,11 +242,4 @@ func (s *Service) release(ctx context.Context, id uuid.UUID) {
 	if err != nil {
 		s.log.Error("cannot release a campaign recipient", "recipient_id", id, "error", err)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

@@ -351,7 +351,7 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 			s.log.Error("inbound event failed", "event_id", ev.ID, "attempt", ev.Attempts+1, "error", err)
 			giveUp := ev.Attempts+1 >= maxAttempts
 			if err := tx.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
-				processed_at = CASE WHEN ? THEN now() ELSE NULL END WHERE id = ?`, truncate(err.Error(), 1000), giveUp, ev.ID).Error; err != nil {
+				processed_at = CASE WHEN ? THEN now() ELSE NULL END WHERE id = ?`, apperr.Clip(err.Error(), 1000), giveUp, ev.ID).Error; err != nil {
 				return err
 			}
 			if !giveUp {
@@ -514,11 +514,4 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	s.db.WithContext(ctx).Where("processed_at < ?", s.now().Add(-72*time.Hour)).Delete(&models.InboundEvent{})
 	return len(keys), nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

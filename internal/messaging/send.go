@@ -102,7 +102,7 @@ func (s *Service) markFailed(ctx context.Context, id uuid.UUID, pe *platform.Err
 	code := pe.Code
 	s.db.WithContext(context.WithoutCancel(ctx)).Model(&models.Message{}).Where("id = ? AND status = ?", id, models.StatusPending).
 		Updates(map[string]any{"status": models.StatusFailed, "failed_at": s.now(), "error_code": &code,
-			"error_title": truncate(pe.Message, 300), "error_detail": truncate(pe.Details, 1000), "updated_at": s.now()})
+			"error_title": apperr.Clip(pe.Message, 300), "error_detail": apperr.Clip(pe.Details, 1000), "updated_at": s.now()})
 }
 
 // markAccepted stores the provider's id, moves the message to sent, and
@@ -480,13 +480,6 @@ func deref(p *uuid.UUID) uuid.UUID {
 		return uuid.Nil
 	}
 	return *p
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 func unixTime(s string, fallback time.Time) time.Time {

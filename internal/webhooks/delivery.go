@@ -85,7 +85,7 @@ func (s *Service) post(ctx context.Context, w *models.Webhook, eventID uuid.UUID
 // record keeps the attempt in the webhook's delivery log (the last 100).
 func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.UUID, event string, attempt int, r Result) {
 	d := models.WebhookDelivery{OrganizationID: w.OrganizationID, WebhookID: w.ID, EventID: eventID, Event: event,
-		Attempt: attempt, Success: r.Success, StatusCode: r.StatusCode, Error: truncate(r.Error, 500),
+		Attempt: attempt, Success: r.Success, StatusCode: r.StatusCode, Error: apperr.Clip(r.Error, 500),
 		DurationMS: int(r.Duration.Milliseconds()), CreatedAt: s.now()}
 	db := s.db.WithContext(context.WithoutCancel(ctx))
 	if err := db.Create(&d).Error; err != nil {
@@ -96,13 +96,6 @@ func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.U
 		db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
 			SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC OFFSET ? LIMIT 1)`, w.ID, w.ID, keepDeliveries)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // Test sends an `event: test` to a webhook synchronously and reports the
