@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -204,7 +205,8 @@ func stringParams(in map[string]any) (map[string]string, error) {
 		case string:
 			out[k] = x
 		case float64, bool:
-			out[k] = jsonScalar(x)
+			b, _ := json.Marshal(x) // cannot fail for these types; keeps 12 as "12", not "12.000000"
+			out[k] = string(b)
 		case nil:
 		default:
 			return nil, apperr.Invalidf("template_params.%s must be a string", k)

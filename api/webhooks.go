@@ -1,8 +1,6 @@
 package api
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -167,12 +165,4 @@ func (s *Server) receiveInbound(c *gin.Context) {
 		return
 	}
 	ok(c, http.StatusOK, gin.H{"received": n})
-}
-
-func jsonScalar(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
