@@ -130,10 +130,12 @@ func ensureTemplate(ctx context.Context) (string, error) {
 }
 
 // dropStaleTemplates removes templates of older migration sets, so they do
-// not pile up on a developer's server.
+// not pile up on a developer's server. The four newest (by OID, which grows
+// with creation) are kept besides the current one: test runs of other
+// checkouts or branches may be copying them at this very moment.
 func dropStaleTemplates(ctx context.Context, admin *pgconn.PgConn, keep string) {
 	res, err := admin.Exec(ctx, fmt.Sprintf(
-		"SELECT datname FROM pg_database WHERE datname LIKE 'wharf_tmpl_%%' AND datname <> '%s'", keep)).ReadAll()
+		"SELECT datname FROM pg_database WHERE datname LIKE 'wharf_tmpl_%%' AND datname <> '%s' ORDER BY oid DESC OFFSET 4", keep)).ReadAll()
 	if err != nil || len(res) == 0 {
 		return
 	}
