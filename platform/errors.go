@@ -168,3 +168,34 @@ func parseError(status int, h http.Header, body []byte) *Error {
 func networkError(err error) *Error {
 	return &Error{Message: "cannot reach the provider", Class: Transient, cause: err}
 }
+
+// accountCodes are errors about the business account or its phone number,
+// not about one message: every send from the number fails the same way until
+// someone fixes the account (a new token, a payment method, a registration,
+// the end of a restriction).
+var accountCodes = map[int]bool{
+	CodeInvalidToken: true, // invalid or expired token
+	10:               true, // permission denied (the token lost access)
+	200:              true, // permissions error
+	368:              true, // temporarily blocked for policy violations
+	131005:           true, // access denied
+	131031:           true, // business account locked or restricted
+	131042:           true, // business eligibility: payment issue
+	131045:           true, // incorrect certificate: the number is not registered
+	133010:           true, // phone number not registered
+}
+
+// templateCodes are errors about the template itself: no recipient can get
+// it until the template is fixed.
+var templateCodes = map[int]bool{
+	CodeTemplateNotFound: true, // name and language do not exist
+	132015:               true, // template paused for low quality
+	132016:               true, // template disabled
+}
+
+// AboutAccount reports whether the error concerns the account or number as a
+// whole rather than one message.
+func (e *Error) AboutAccount() bool { return accountCodes[e.Code] }
+
+// AboutTemplate reports whether the error concerns the template as a whole.
+func (e *Error) AboutTemplate() bool { return templateCodes[e.Code] }

@@ -43,6 +43,7 @@ type phone struct {
 	throughputLevel   string
 	registerErrorCode int
 	registered        bool
+	sendErrorCode     int // SetSendError: every send answers this error
 	window            sendWindow
 }
 

@@ -28,6 +28,8 @@ func (s *Simulator) controlRoutes() *http.ServeMux {
 	mux.HandleFunc("PUT /_sim/call_permissions", s.handleSetCallPermission)
 	mux.HandleFunc("POST /_sim/calls", s.handleIncomingCall)
 	mux.HandleFunc("POST /_sim/calls/{id}/terminate", s.handleTerminateCall)
+	mux.HandleFunc("PUT /_sim/phone_numbers/{id}/send_error", s.handleSetSendError)
+	mux.HandleFunc("POST /_sim/tokens/revoke", s.handleRevokeToken)
 	mux.HandleFunc("GET /_sim/requests", s.handleRequests)
 	mux.HandleFunc("DELETE /_sim/requests", func(w http.ResponseWriter, r *http.Request) {
 		s.ClearRequests()

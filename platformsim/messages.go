@@ -238,6 +238,11 @@ func (s *Simulator) handleMessages(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, success)
 		return
 	}
+	if aerr := ph.sendErrorLocked(); aerr != nil {
+		s.mu.Unlock()
+		writeError(w, aerr)
+		return
+	}
 	if !ph.window.allow(now, cfg.ThroughputPerSecond) {
 		s.mu.Unlock()
 		writeError(w, errThroughput(cfg.ThroughputPerSecond))
