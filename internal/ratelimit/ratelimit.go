@@ -12,11 +12,12 @@ import (
 
 // Limiter checks and consumes request allowances.
 type Limiter struct {
-	rl *redis_rate.Limiter
+	rl  *redis_rate.Limiter
+	rdb *redis.Client
 }
 
 // New builds a limiter on rdb.
-func New(rdb *redis.Client) *Limiter { return &Limiter{rl: redis_rate.NewLimiter(rdb)} }
+func New(rdb *redis.Client) *Limiter { return &Limiter{rl: redis_rate.NewLimiter(rdb), rdb: rdb} }
 
 // Result is the outcome of one Allow.
 type Result struct {
@@ -42,33 +43,4 @@ func (l *Limiter) AllowPerMinute(ctx context.Context, key string, perMinute int)
 		Reset:      now.Add(res.ResetAfter),
 		RetryAfter: max(res.RetryAfter, 0),
 	}, nil
-}
-
-// Pace waits until key may do one more thing at perSecond per second,
-// evenly spaced, across every process sharing Redis. It returns early only
-// when ctx ends. Waiting is the point: callers count it as neither an error
-// nor a retry.
-//
-// The burst of 2 lets a grant that came a little late (timer and Redis
-// round trip, about a millisecond) be made up by the next one; with a burst
-// of 1 every late grant pushes all later ones back, which costs about 6% of
-// the rate at 80 per second. The long-run rate never exceeds perSecond.
-func (l *Limiter) Pace(ctx context.Context, key string, perSecond int) error {
-	limit := redis_rate.Limit{Rate: perSecond, Period: time.Second, Burst: 2}
-	for {
-		res, err := l.rl.Allow(ctx, key, limit)
-		if err != nil {
-			return err
-		}
-		if res.Allowed > 0 {
-			return nil
-		}
-		t := time.NewTimer(res.RetryAfter)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }
