@@ -23,6 +23,8 @@ test: ## the whole suite, against real PostgreSQL and Redis, with the race detec
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@# Tests that assert rates run without the race detector (e2e/load/doc.go).
+	$(GO) test -count=1 -timeout 10m ./e2e/load/
 
 bench: ## the benchmarks behind docs/BENCHMARKS.md (BENCH_N iterations, BENCH_COUNT runs)
 	$(GO) test -run '^$$' -bench 'Inbound|TemplateEnqueue' -benchtime=$(BENCH_N)x -count=$(BENCH_COUNT) -timeout 60m ./bench/

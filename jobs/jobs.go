@@ -156,3 +156,18 @@ func IsRateLimited(err error) (*RateLimited, bool) {
 	ok := errors.As(err, &rl)
 	return rl, ok
 }
+
+// Latency returns how long the oldest task ready to run in queue has waited
+// for a worker slot (0 when none waits). A long-running task that could go
+// on (an unpaced campaign lane) checks it to hand its slot over when others
+// starve.
+func (e *Enqueuer) Latency(queue string) (time.Duration, error) {
+	if e.inspector == nil {
+		return 0, errors.New("jobs: no inspector")
+	}
+	info, err := e.inspector.GetQueueInfo(queue)
+	if err != nil {
+		return 0, err
+	}
+	return info.Latency, nil
+}

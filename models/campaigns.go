@@ -37,6 +37,9 @@ type Campaign struct {
 	ScheduledAt     *time.Time
 	StartedAt       *time.Time
 	PausedAt        *time.Time
+	// PauseReason says why the system paused the campaign ("" when an
+	// admin paused it).
+	PauseReason     string
 	CompletedAt     *time.Time
 	CancelledAt     *time.Time
 	RunGeneration   int
@@ -46,6 +49,8 @@ type Campaign struct {
 	ReadCount       int
 	FailedCount     int
 	UnknownCount    int
+	PendingCount    int
+	SendingCount    int
 	CountedAt       *time.Time
 	CreatedBy       *uuid.UUID `gorm:"type:uuid"`
 	CreatedAt       time.Time
@@ -63,15 +68,18 @@ type CampaignRecipient struct {
 	Data              JSON[map[string]any] `gorm:"type:jsonb"`
 	Status            string
 	PlatformMessageID *string
-	Attempts          int
-	SendStartedAt     *time.Time
-	SentAt            *time.Time
-	DeliveredAt       *time.Time
-	ReadAt            *time.Time
-	FailedAt          *time.Time
-	ErrorCode         *int
-	ErrorTitle        string
-	ErrorDetail       string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// Attempts counts real send failures (provider trouble), never
+	// throttles or waits; a recipient fails after maxAttempts of them.
+	Attempts      int
+	ClaimID       *uuid.UUID `gorm:"type:uuid"`
+	SendStartedAt *time.Time
+	SentAt        *time.Time
+	DeliveredAt   *time.Time
+	ReadAt        *time.Time
+	FailedAt      *time.Time
+	ErrorCode     *int
+	ErrorTitle    string
+	ErrorDetail   string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }

@@ -25,6 +25,8 @@ type fixture struct {
 	*apptest.Fixture
 	t          *testing.T
 	templateID string
+	// lastCampaign names the campaign a failure message describes.
+	lastCampaign string
 }
 
 // newFixture: a connected account with the given tier and an approved

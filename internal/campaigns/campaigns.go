@@ -48,6 +48,7 @@ type Service struct {
 	now       func() time.Time
 
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
+	runs     sync.Map // campaign id -> *cachedRun loaded by this process
 }
 
 // Deps are the collaborators of the campaigns domain.

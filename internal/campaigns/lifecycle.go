@@ -133,7 +133,7 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 	}
 	started, err := s.transition(ctx, orgID, id, []string{c.Status}, "start", map[string]any{
 		"status": models.CampaignSending, "started_at": gorm.Expr("COALESCE(started_at, ?)", now), "paused_at": nil,
-		"run_generation": gorm.Expr("run_generation + 1")})
+		"pause_reason": "", "run_generation": gorm.Expr("run_generation + 1")})
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 // Pause stops a sending campaign; its lanes stop within a second.
 func (s *Service) Pause(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
 	return s.transition(ctx, orgID, id, []string{models.CampaignSending}, "pause",
-		map[string]any{"status": models.CampaignPaused, "paused_at": s.now()})
+		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": ""})
 }
 
 // Cancel stops a campaign for good. Recipients not sent stay pending.
@@ -169,7 +169,7 @@ func (s *Service) StartDue(ctx context.Context) (int, error) {
 		set := map[string]any{"status": models.CampaignSending, "started_at": s.now(), "run_generation": gorm.Expr("run_generation + 1")}
 		if err := s.checkReady(ctx, c); err != nil {
 			s.log.Warn("scheduled campaign not ready; paused", "campaign_id", c.ID, "reason", err)
-			set = map[string]any{"status": models.CampaignPaused, "paused_at": s.now()}
+			set = map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(err.Error(), 500)}
 		}
 		run, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignScheduled}, "start", set)
 		if apperr.Is(err, apperr.Conflict) {
@@ -189,7 +189,7 @@ func (s *Service) StartDue(ctx context.Context) (int, error) {
 // enqueueLanes starts the lanes of the campaign's current run. Their task
 // ids are deterministic, so a repeated call starts nothing twice.
 func (s *Service) enqueueLanes(ctx context.Context, c *models.Campaign) {
-	for lane := 0; lane < s.cfg.Lanes; lane++ {
+	for lane := 0; lane < s.lanesFor(ctx, c); lane++ {
 		_, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.CampaignLane{OrganizationID: c.OrganizationID, CampaignID: c.ID,
 			Generation: c.RunGeneration, Lane: lane})
 		if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
@@ -198,41 +198,59 @@ func (s *Service) enqueueLanes(ctx context.Context, c *models.Campaign) {
 	}
 }
 
-// Progress is a live view of a campaign's recipients.
-type Progress struct {
-	Campaign        *models.Campaign
-	Pending         int64
-	Sending         int64
-	Sent            int64 // accepted by the provider (whatever happened next)
-	Delivered       int64
-	Read            int64
-	Failed          int64
-	Unknown         int64
-	Total           int64
-	RecentPerSecond float64 // claims per second over the last 10 s
+// lanesFor is how many lanes a run gets: CAMPAIGN_LANES for an unpaced
+// campaign, whose throughput grows with parallel sends; pacedLanes for a
+// paced one, whose lanes send what the pace allows concurrently anyway.
+func (s *Service) lanesFor(ctx context.Context, c *models.Campaign) int {
+	if c.AccountID == nil {
+		return 1 // it will pause itself with the reason
+	}
+	a, err := s.accounts.Get(ctx, c.OrganizationID, *c.AccountID)
+	if err != nil || RateFor(EffectiveTier(&a.PlatformAccount)) == 0 {
+		return s.cfg.Lanes
+	}
+	return min(s.cfg.Lanes, pacedLanes)
 }
 
-// Progress counts the recipients now (not the stored counters, which trail
-// by up to CounterInterval).
-func (s *Service) Progress(ctx context.Context, orgID, id uuid.UUID) (*Progress, error) {
-	c, err := s.Get(ctx, orgID, id)
+// ResendUnknown puts a campaign's unknown recipients (a worker died between
+// the provider call and recording it, so the provider may or may not have
+// their message) back to pending, for an admin who prefers a possible
+// duplicate to a possible gap. A completed campaign becomes paused, so that
+// resuming it sends them; a sending one is refused (pause it first), and so
+// are cancelled ones and campaigns that never ran.
+func (s *Service) ResendUnknown(ctx context.Context, orgID, id uuid.UUID) (int64, *models.Campaign, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		c, err := get(ctx, tx.Clauses(clause.Locking{Strength: "UPDATE"}), orgID, id)
+		if err != nil {
+			return err
+		}
+		switch c.Status {
+		case models.CampaignPaused, models.CampaignCompleted:
+		case models.CampaignSending:
+			return apperr.Conflictf("the campaign is sending: pause it before resending its unknown recipients")
+		default:
+			return apperr.Conflictf("cannot resend the unknown recipients of a campaign that is %s", c.Status)
+		}
+		res := tx.Exec(`UPDATE campaign_recipients SET status = 'pending', claim_id = NULL, send_started_at = NULL,
+			error_code = NULL, error_title = '', error_detail = '', updated_at = now()
+			WHERE campaign_id = ? AND status = 'unknown'`, id)
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		if n > 0 && c.Status == models.CampaignCompleted {
+			return tx.Exec(`UPDATE campaigns SET status = 'paused', paused_at = now(), completed_at = NULL,
+				pause_reason = 'unknown recipients requeued: resume to send them', updated_at = now() WHERE id = ?`, id).Error
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	p := &Progress{Campaign: c}
-	var recent int64
-	err = s.db.WithContext(ctx).Raw(`SELECT
-		count(*) FILTER (WHERE status = 'pending') AS pending,
-		count(*) FILTER (WHERE status = 'sending') AS sending,
-		count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
-		count(*) FILTER (WHERE delivered_at IS NOT NULL) AS delivered,
-		count(*) FILTER (WHERE read_at IS NOT NULL) AS read,
-		count(*) FILTER (WHERE status = 'failed') AS failed,
-		count(*) FILTER (WHERE status = 'unknown') AS unknown,
-		count(*) AS total,
-		count(*) FILTER (WHERE send_started_at > now() - interval '10 seconds') AS recent
-		FROM campaign_recipients WHERE campaign_id = ?`, id).Row().Scan(&p.Pending, &p.Sending, &p.Sent, &p.Delivered, &p.Read,
-		&p.Failed, &p.Unknown, &p.Total, &recent)
-	p.RecentPerSecond = float64(recent) / 10
-	return p, err
+	if err := s.Recount(ctx, orgID, id); err != nil {
+		return 0, nil, err
+	}
+	c, err := s.Get(ctx, orgID, id)
+	return n, c, err
 }

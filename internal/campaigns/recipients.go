@@ -99,7 +99,8 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 		// Re-check the status under the row lock: an import racing a start
 		// must not add recipients to a running campaign.
 		up := tx.Exec(`UPDATE campaigns SET total_recipients = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?),
-			updated_at = now() WHERE id = ? AND status = 'draft'`, c.ID, c.ID)
+			pending_count = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending'),
+			updated_at = now() WHERE id = ? AND status = 'draft'`, c.ID, c.ID, c.ID)
 		if up.Error != nil {
 			return up.Error
 		}

@@ -2,15 +2,13 @@ package campaigns
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"wharf/internal/apperr"
-	"wharf/internal/phone"
-	"wharf/internal/templates"
+	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"
 )
@@ -18,7 +16,30 @@ import (
 // Lane tuning.
 const (
 	statusCheckEvery = 250 * time.Millisecond // how soon a lane notices a pause
-	maxAttempts      = 5                      // provider failures before a recipient fails
+	// maxAttempts is how many real send failures (provider trouble) a
+	// recipient gets before it fails. Throttles and waits are not attempts.
+	maxAttempts = 5
+	// pacedLanes is how many lanes a paced campaign runs: one keeps the pace
+	// (it sends what accrued since its last run, concurrently); the second
+	// takes over while the first is between runs or lost with its worker.
+	pacedLanes = 2
+	// burstSeconds is how much of a paced campaign's allowance may accrue
+	// while its lanes are between runs. A lane that finds no token hands its
+	// slot back until the next one is due; asynq keeps delayed tasks with
+	// whole-second scores and moves them every 250 ms, so a lane comes back
+	// up to about 1.3 s after it asked; two seconds' worth loses none of the
+	// rate.
+	burstSeconds = 2
+	// maxSendsAtOnce bounds the concurrent provider calls of one lane.
+	maxSendsAtOnce = 16
+	// sliceLength is how long an unpaced lane keeps its worker slot before
+	// it looks whether other lanes starve for one: when the oldest waiting
+	// lane has waited starveAfter, it hands its slot over.
+	sliceLength = 2 * time.Second
+	starveAfter = time.Second
+	// runCacheTTL is how long a worker process trusts what it loaded about a
+	// run (account credentials, template) before loading it again.
+	runCacheTTL = 30 * time.Second
 )
 
 // CallbackPrefix marks campaign recipients in biz_opaque_callback_data (the
@@ -30,63 +51,121 @@ type run struct {
 	campaign *models.Campaign
 	creds    platform.Creds
 	tmpl     *models.Template
-	rate     int
+	rate     int // messages per second; 0: no pace of ours
 	rateKey  string
 }
 
-// RunLane is the campaign:lane job. It sends to pending recipients one at a
-// time until none is left, the campaign stops (pause, cancel) or a newer run
-// takes over, or ctx ends (worker shutdown: the task goes back to the queue).
+// cachedRun is a run loaded by this process.
+type cachedRun struct {
+	generation int
+	loadedAt   time.Time
+	run        *run
+	// checked is when a lane of this process last saw the run current
+	// (unix nanoseconds): the lanes share the status check.
+	checked atomic.Int64
+}
+
+// RunLane is the campaign:lane job. It sends to pending recipients until none
+// is left, the campaign stops (pause, cancel) or a newer run takes over, or
+// ctx ends (worker shutdown: the task goes back to the queue).
 //
-// Per recipient: wait for the account's rate (in Redis, shared by every
-// worker), then claim the next pending recipient with a compare-and-set
-// (pending -> sending), send, and settle it. Claiming after the wait keeps
-// the window in which a crash leaves a recipient "sending" to the send
-// itself.
+// A lane never holds its worker slot while it waits. A paced campaign takes
+// what its tier allowance accrued (a token bucket in Redis shared by every
+// worker), sends that many recipients at once and, when no token is left,
+// returns a jobs.RateLimited with the time until the next token: asynq
+// re-enqueues it without counting a failure and the slot serves other
+// campaigns meanwhile. An unpaced lane sends one recipient at a time and
+// hands its slot over every sliceLength when other lanes wait for one.
 func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, generation int) error {
-	r, err := s.prepare(ctx, orgID, campaignID, generation)
-	if err != nil || r == nil {
-		return err
+	cr, err := s.loadRun(ctx, orgID, campaignID, generation)
+	if err != nil {
+		return dbWait(err)
 	}
-	lastCheck := time.Now()
+	if cr == nil {
+		return nil
+	}
+	r := cr.run
+	started := time.Now()
+	tokens := 0 // sends the pace allows now (paced campaigns)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if time.Since(lastCheck) >= statusCheckEvery {
-			if !s.stillRunning(ctx, orgID, campaignID, generation) {
-				return nil
-			}
-			lastCheck = time.Now()
-		}
+		n := 1
 		if r.rate > 0 {
-			if err := s.limiter.Pace(ctx, r.rateKey, r.rate); err != nil {
+			if tokens == 0 {
+				burst := r.rate * burstSeconds
+				got, wait, err := s.limiter.Take(ctx, r.rateKey, r.rate, burst, burst)
+				if err != nil {
+					return err
+				}
+				if got == 0 {
+					return &jobs.RateLimited{RetryAfter: wait, Reason: "waiting for the messaging tier's pace"}
+				}
+				tokens = got
+			}
+			n = tokens
+		} else if time.Since(started) > sliceLength {
+			if s.othersStarve() {
+				return &jobs.RateLimited{RetryAfter: time.Millisecond, Reason: "handing the worker slot to other campaigns"}
+			}
+			started = time.Now()
+		}
+		if time.Since(time.Unix(0, cr.checked.Load())) >= statusCheckEvery {
+			running, err := s.stillRunning(ctx, orgID, campaignID, generation)
+			if err != nil || !running {
 				return err
 			}
+			cr.checked.Store(time.Now().UnixNano())
 		}
-		rec, err := s.claim(ctx, campaignID)
-		if err != nil {
+		out, err := s.sendChunk(ctx, r, n)
+		if out.claimed > 0 {
+			s.RequestRecount(ctx, orgID, campaignID)
+		}
+		tokens = max(tokens-out.claimed, 0)
+		switch {
+		case err != nil:
 			return err
-		}
-		if rec == nil {
+		case out.stop != "":
+			s.autoPause(ctx, r, out.stop, out.account)
+			return nil
+		case out.claimed == 0:
+			s.runs.Delete(campaignID)
 			s.RequestRecount(ctx, orgID, campaignID)
 			return nil
-		}
-		backoff := s.send(ctx, r, rec)
-		s.RequestRecount(ctx, orgID, campaignID)
-		if backoff > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(backoff):
-			}
+		case out.wait > 0:
+			return &jobs.RateLimited{RetryAfter: out.wait, Reason: out.waitReason}
 		}
 	}
 }
 
+// othersStarve reports whether campaign lanes have waited starveAfter for
+// a worker slot.
+func (s *Service) othersStarve() bool {
+	d, err := s.enq.Latency(jobs.QueueCampaigns)
+	return err == nil && d >= starveAfter
+}
+
+// loadRun returns the run, from this process's cache when it is recent.
+func (s *Service) loadRun(ctx context.Context, orgID, id uuid.UUID, generation int) (*cachedRun, error) {
+	if v, ok := s.runs.Load(id); ok {
+		c := v.(*cachedRun)
+		if c.generation == generation && time.Since(c.loadedAt) < runCacheTTL {
+			return c, nil
+		}
+	}
+	r, err := s.prepare(ctx, orgID, id, generation)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	c := &cachedRun{generation: generation, loadedAt: time.Now(), run: r}
+	s.runs.Store(id, c)
+	return c, nil
+}
+
 // prepare loads what the run needs, or returns nil when the lane has nothing
 // to do (the campaign stopped or a newer run exists). A campaign whose
-// account or template stopped being usable is paused.
+// account or template stopped being usable is paused with the reason.
 func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation int) (*run, error) {
 	c, err := s.Get(ctx, orgID, id)
 	if apperr.Is(err, apperr.NotFound) {
@@ -99,8 +178,10 @@ func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation i
 		return nil, nil
 	}
 	if err := s.checkReady(ctx, c); err != nil {
-		s.log.Warn("campaign can no longer send; paused", "campaign_id", id, "reason", err)
-		_, _ = s.Pause(ctx, orgID, id)
+		if apperr.KindOf(err) == apperr.Internal {
+			return nil, err
+		}
+		s.autoPause(ctx, &run{campaign: c}, err.Error(), false)
 		return nil, nil
 	}
 	a, err := s.accounts.Get(ctx, orgID, *c.AccountID)
@@ -112,134 +193,41 @@ func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation i
 		return nil, err
 	}
 	return &run{campaign: c, creds: a.Creds(), tmpl: t, rate: RateFor(EffectiveTier(&a.PlatformAccount)),
-		rateKey: "wharf:campaign-rate:" + a.ID.String()}, nil
+		rateKey: "campaign-rate:" + a.ID.String()}, nil
 }
 
-func (s *Service) stillRunning(ctx context.Context, orgID, id uuid.UUID, generation int) bool {
+// stillRunning reports whether the lane's run is current: the campaign is
+// sending and no newer run took over.
+func (s *Service) stillRunning(ctx context.Context, orgID, id uuid.UUID, generation int) (bool, error) {
 	var cur struct {
 		Status        string
 		RunGeneration int
 	}
-	err := s.db.WithContext(ctx).Raw(`SELECT status, run_generation FROM campaigns WHERE id = ? AND organization_id = ?`, id, orgID).
-		Scan(&cur).Error
-	return err == nil && cur.Status == models.CampaignSending && cur.RunGeneration == generation
+	err := s.retryDB(ctx, "check the campaign's status", func(ctx context.Context) error {
+		cur.Status = ""
+		return s.db.WithContext(ctx).Raw(`SELECT status, run_generation FROM campaigns WHERE id = ? AND organization_id = ?`, id, orgID).
+			Scan(&cur).Error
+	})
+	return cur.Status == models.CampaignSending && cur.RunGeneration == generation, err
 }
 
-// claim moves the next pending recipient (in import order) to sending. SKIP
-// LOCKED lets parallel lanes claim different recipients without waiting;
-// the status condition makes a recipient claimable once.
-func (s *Service) claim(ctx context.Context, campaignID uuid.UUID) (*models.CampaignRecipient, error) {
-	var rec models.CampaignRecipient
-	err := s.db.WithContext(ctx).Raw(`UPDATE campaign_recipients SET status = 'sending', send_started_at = now(),
-		attempts = attempts + 1, updated_at = now()
-		WHERE id = (SELECT id FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending'
-		            ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-		RETURNING *`, campaignID).Scan(&rec).Error
-	if err != nil || rec.ID == uuid.Nil {
-		return nil, err
+// autoPause pauses a sending campaign that cannot go on, with the reason for
+// the admin; an account problem also marks the account disconnected.
+func (s *Service) autoPause(ctx context.Context, r *run, reason string, account bool) {
+	c := r.campaign
+	s.runs.Delete(c.ID)
+	ctx = context.WithoutCancel(ctx)
+	if account && c.AccountID != nil {
+		if err := s.accounts.Disconnect(ctx, c.OrganizationID, *c.AccountID, reason); err != nil {
+			s.log.Error("cannot mark the campaign's account disconnected", "account_id", c.AccountID, "error", err)
+		}
 	}
-	return &rec, nil
-}
-
-// send makes one send and settles the recipient; it returns how long the
-// lane should wait before the next one (the provider asked us to slow down).
-func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipient) time.Duration {
-	values, missing := s.values(r.campaign, r.tmpl, rec)
-	if len(missing) > 0 {
-		s.settle(ctx, rec.ID, "failed", nil, "missing values for the template",
-			fmt.Sprintf("the recipient has no value for: %s", strings.Join(missing, ", ")), "")
-		return 0
-	}
-	t, err := templates.Build(r.tmpl, values)
-	if err != nil {
-		s.settle(ctx, rec.ID, "failed", nil, "cannot build the template", err.Error(), "")
-		return 0
-	}
-	msg := platform.NewMessage(phone.Digits(rec.PhoneNumber), "template")
-	msg.Template = &t
-	msg.BizOpaqueCallbackData = CallbackPrefix + rec.ID.String()
-	// The send is not cancelled with the lane: once the request may have
-	// left, finishing it and recording the answer beats guessing later.
-	res, err := s.provider.Send(context.WithoutCancel(ctx), r.creds, msg)
-	if err == nil {
-		s.settle(ctx, rec.ID, "sent", nil, "", "", res.MessageID)
-		return 0
-	}
-	pe, ok := platform.AsError(err)
+	_, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignSending}, "pause",
+		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(reason, 500)})
 	switch {
-	case !ok:
-		s.settle(ctx, rec.ID, "failed", nil, "cannot send", err.Error(), "")
-	case pe.Code == 0 && pe.Class == platform.Transient:
-		// The connection broke: the provider may have the message.
-		s.settle(ctx, rec.ID, models.RecipientUnknown, nil, "send outcome unknown",
-			"the connection to the provider broke during the send ("+pe.Error()+"); a provider status will settle it if the message "+
-				"was accepted; it is not resent, to avoid a duplicate", "")
-	case pe.Class == platform.Throttled:
-		s.release(ctx, rec.ID)
-		return max(pe.RetryAfter, time.Second)
-	case pe.Class == platform.Transient && rec.Attempts < maxAttempts:
-		s.release(ctx, rec.ID)
-		return time.Duration(rec.Attempts) * time.Second
-	default:
-		code := pe.Code
-		s.settle(ctx, rec.ID, "failed", &code, pe.Message, pe.Details, "")
-	}
-	return 0
-}
-
-// values maps the template's placeholders to the recipient's fields.
-func (s *Service) values(c *models.Campaign, t *models.Template, rec *models.CampaignRecipient) (map[string]string, []string) {
-	values := map[string]string{}
-	var missing []string
-	for _, key := range templates.Keys(templates.Slots(t)) {
-		field := c.VariableMapping.V[key]
-		var v string
-		switch field {
-		case "name":
-			v = rec.Name
-		case "phone_number":
-			v = rec.PhoneNumber
-		default:
-			if x, ok := rec.Data.V[field]; ok && x != nil {
-				v = strings.TrimSpace(fmt.Sprint(x))
-			}
-		}
-		if v == "" {
-			missing = append(missing, fmt.Sprintf("%s (field %s)", key, field))
-			continue
-		}
-		values[key] = v
-	}
-	return values, missing
-}
-
-// settle records the outcome of a send. A status webhook may have settled
-// the recipient already (its answer came back before ours was recorded), so
-// the update only moves a recipient that is still sending, and fills the
-// provider id only when missing.
-func (s *Service) settle(ctx context.Context, id uuid.UUID, status string, code *int, title, detail, platformID string) {
-	db := s.db.WithContext(context.WithoutCancel(ctx))
-	var err error
-	if status == "sent" {
-		err = db.Exec(`UPDATE campaign_recipients SET platform_message_id = COALESCE(platform_message_id, ?),
-			status = CASE WHEN status IN ('sending', 'unknown') THEN 'sent' ELSE status END,
-			sent_at = COALESCE(sent_at, now()), updated_at = now() WHERE id = ?`, platformID, id).Error
-	} else {
-		err = db.Exec(`UPDATE campaign_recipients SET status = ?, error_code = ?, error_title = ?, error_detail = ?,
-			failed_at = CASE WHEN ? = 'failed' THEN now() ELSE failed_at END, updated_at = now()
-			WHERE id = ? AND status = 'sending'`, status, code, apperr.Clip(title, 300), apperr.Clip(detail, 1000), status, id).Error
-	}
-	if err != nil {
-		s.log.Error("cannot record a campaign send; the sweeper will settle it", "recipient_id", id, "error", err)
-	}
-}
-
-// release gives a claimed recipient back: the provider certainly did not
-// take the message (rate limit, or an error answer).
-func (s *Service) release(ctx context.Context, id uuid.UUID) {
-	err := s.db.WithContext(context.WithoutCancel(ctx)).Exec(`UPDATE campaign_recipients SET status = 'pending', send_started_at = NULL,
-		updated_at = now() WHERE id = ? AND status = 'sending'`, id).Error
-	if err != nil {
-		s.log.Error("cannot release a campaign recipient", "recipient_id", id, "error", err)
+	case err == nil:
+		s.log.Warn("campaign paused", "campaign_id", c.ID, "reason", reason)
+	case !apperr.Is(err, apperr.Conflict): // a conflict: another lane paused it first
+		s.log.Error("cannot pause the campaign", "campaign_id", c.ID, "error", err)
 	}
 }

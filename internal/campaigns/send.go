@@ -1,0 +1,152 @@
+package campaigns
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"wharf/internal/phone"
+	"wharf/internal/templates"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// batchOutcome is what a lane learns from one chunk of sends.
+type batchOutcome struct {
+	claimed int
+	// wait > 0: hand the worker slot back for this long (the provider
+	// throttled us, or is in trouble).
+	wait       time.Duration
+	waitReason string
+	// stop != "": the campaign cannot go on (an account or template
+	// problem); account says whether the account itself is at fault.
+	stop    string
+	account bool
+}
+
+// sendResult is the outcome of one recipient's send.
+type sendResult struct {
+	wait       time.Duration
+	waitReason string
+	stop       string
+	account    bool
+}
+
+// sendChunk claims up to n recipients (at most maxSendsAtOnce) and sends to
+// them at once. The chunk is claimed just before its sends start, so a
+// worker that dies leaves no recipient claimed that was not on its way to
+// the provider.
+func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, error) {
+	recs, err := s.claim(ctx, r.campaign.ID, min(n, maxSendsAtOnce))
+	if err != nil || len(recs) == 0 {
+		return batchOutcome{}, err
+	}
+	results := make([]sendResult, len(recs))
+	if len(recs) == 1 {
+		results[0] = s.send(ctx, r, &recs[0])
+	} else {
+		var wg sync.WaitGroup
+		for i := range recs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = s.send(ctx, r, &recs[i])
+			}()
+		}
+		wg.Wait()
+	}
+	out := batchOutcome{claimed: len(recs)}
+	for _, res := range results {
+		if res.stop != "" && out.stop == "" {
+			out.stop, out.account = res.stop, res.account
+		}
+		if res.wait > out.wait {
+			out.wait, out.waitReason = res.wait, res.waitReason
+		}
+	}
+	return out, nil
+}
+
+// send makes one send and settles the recipient.
+func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipient) sendResult {
+	if ctx.Err() != nil {
+		// The worker is stopping: the recipient was never handed over.
+		s.release(ctx, rec.ID, false)
+		return sendResult{}
+	}
+	values, missing := s.values(r.campaign, r.tmpl, rec)
+	if len(missing) > 0 {
+		s.settleFailed(ctx, rec.ID, models.StatusFailed, false, nil, "missing values for the template",
+			fmt.Sprintf("the recipient has no value for: %s", strings.Join(missing, ", ")))
+		return sendResult{}
+	}
+	t, err := templates.Build(r.tmpl, values)
+	if err != nil {
+		s.settleFailed(ctx, rec.ID, models.StatusFailed, false, nil, "cannot build the template", err.Error())
+		return sendResult{}
+	}
+	msg := platform.NewMessage(phone.Digits(rec.PhoneNumber), "template")
+	msg.Template = &t
+	msg.BizOpaqueCallbackData = CallbackPrefix + rec.ID.String()
+	// The send is not cancelled with the lane: once the request may have
+	// left, finishing it and recording the answer beats guessing later.
+	res, err := s.provider.Send(context.WithoutCancel(ctx), r.creds, msg)
+	if err == nil {
+		s.settleSent(ctx, rec.ID, res.MessageID)
+		return sendResult{}
+	}
+	pe, ok := platform.AsError(err)
+	switch {
+	case !ok:
+		s.settleFailed(ctx, rec.ID, models.StatusFailed, false, nil, "cannot send", err.Error())
+	case pe.Code == 0 && pe.Class == platform.Transient:
+		// The connection broke: the provider may have the message.
+		s.settleFailed(ctx, rec.ID, models.RecipientUnknown, true, nil, "send outcome unknown",
+			"the connection to the provider broke during the send ("+pe.Error()+"); a provider status will settle it if the message "+
+				"was accepted; it is not resent, to avoid a duplicate")
+	case pe.AboutAccount():
+		s.release(ctx, rec.ID, false)
+		return sendResult{stop: "the provider refused the account: " + pe.Error(), account: true}
+	case pe.AboutTemplate():
+		s.release(ctx, rec.ID, false)
+		return sendResult{stop: "the provider refused the template: " + pe.Error()}
+	case pe.Class == platform.Throttled:
+		s.release(ctx, rec.ID, false)
+		return sendResult{wait: max(pe.RetryAfter, time.Second), waitReason: fmt.Sprintf("the provider throttled the account (code %d)", pe.Code)}
+	case pe.Class == platform.Transient && rec.Attempts+1 < maxAttempts:
+		s.release(ctx, rec.ID, true)
+		return sendResult{wait: time.Duration(rec.Attempts+1) * time.Second, waitReason: fmt.Sprintf("provider trouble (code %d)", pe.Code)}
+	default:
+		code := pe.Code
+		s.settleFailed(ctx, rec.ID, models.StatusFailed, true, &code, pe.Message, pe.Details)
+	}
+	return sendResult{}
+}
+
+// values maps the template's placeholders to the recipient's fields.
+func (s *Service) values(c *models.Campaign, t *models.Template, rec *models.CampaignRecipient) (map[string]string, []string) {
+	values := map[string]string{}
+	var missing []string
+	for _, key := range templates.Keys(templates.Slots(t)) {
+		field := c.VariableMapping.V[key]
+		var v string
+		switch field {
+		case "name":
+			v = rec.Name
+		case "phone_number":
+			v = rec.PhoneNumber
+		default:
+			if x, ok := rec.Data.V[field]; ok && x != nil {
+				v = strings.TrimSpace(fmt.Sprint(x))
+			}
+		}
+		if v == "" {
+			missing = append(missing, fmt.Sprintf("%s (field %s)", key, field))
+			continue
+		}
+		values[key] = v
+	}
+	return values, missing
+}
