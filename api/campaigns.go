@@ -28,10 +28,13 @@ type campaignResp struct {
 	ReadCount       int               `json:"read_count"`
 	FailedCount     int               `json:"failed_count"`
 	UnknownCount    int               `json:"unknown_count"`
+	PendingCount    int               `json:"pending_count"`
+	SendingCount    int               `json:"sending_count"`
 	VariableMapping map[string]string `json:"variable_mapping"`
 	ScheduledAt     *time.Time        `json:"scheduled_at"`
 	StartedAt       *time.Time        `json:"started_at"`
 	PausedAt        *time.Time        `json:"paused_at"`
+	PauseReason     string            `json:"pause_reason"`
 	CompletedAt     *time.Time        `json:"completed_at"`
 	CancelledAt     *time.Time        `json:"cancelled_at"`
 	CreatedAt       time.Time         `json:"created_at"`
@@ -45,8 +48,9 @@ func toCampaignResp(c *models.Campaign) campaignResp {
 	}
 	return campaignResp{ID: c.ID, Name: c.Name, AccountID: c.AccountID, TemplateID: c.TemplateID, TemplateName: c.TemplateName,
 		Status: c.Status, TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
-		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, VariableMapping: m,
-		ScheduledAt: utcPtr(c.ScheduledAt), StartedAt: utcPtr(c.StartedAt), PausedAt: utcPtr(c.PausedAt),
+		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, PendingCount: c.PendingCount,
+		SendingCount: c.SendingCount, VariableMapping: m,
+		ScheduledAt: utcPtr(c.ScheduledAt), StartedAt: utcPtr(c.StartedAt), PausedAt: utcPtr(c.PausedAt), PauseReason: c.PauseReason,
 		CompletedAt: utcPtr(c.CompletedAt), CancelledAt: utcPtr(c.CancelledAt), CreatedAt: utc(c.CreatedAt), UpdatedAt: utc(c.UpdatedAt)}
 }
 
@@ -281,31 +285,54 @@ func (s *Server) campaignProgress(c *gin.Context) {
 	ok(c, http.StatusOK, progressResp(p))
 }
 
+// Progress stream limits: a stream ends when the campaign is done, after
+// streamIdleLimit while the campaign is not sending (draft, scheduled,
+// paused), and after streamMaxDuration in any case; EventSource clients
+// reconnect by themselves.
+const (
+	streamIdleLimit   = time.Minute
+	streamMaxDuration = time.Hour
+)
+
 // campaignProgressStream sends the progress as server-sent events every
-// second until the campaign is completed or cancelled and nothing is
-// pending, or the client goes away.
+// second, from the campaign's maintained counters (one row read per second,
+// not a count of every recipient), until the campaign is completed or
+// cancelled, a limit above is reached, or the client goes away.
 func (s *Server) campaignProgressStream(c *gin.Context) {
 	id, valid := s.pathID(c, "id")
 	if !valid {
 		return
 	}
 	ctx, org := c.Request.Context(), principal(c).OrgID
-	first, err := s.Campaigns.Progress(ctx, org, id)
+	cp, err := s.Campaigns.Get(ctx, org, id)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	// A stream outlives the server's write timeout on purpose.
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
 	c.Header("Content-Type", "text/event-stream")
 	c.Header("Cache-Control", "no-cache")
 	c.Header("X-Accel-Buffering", "no")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	p := first
+	started, active := time.Now(), time.Now()
+	var rate campaigns.RateWindow
 	c.Stream(func(w io.Writer) bool {
+		now := time.Now()
+		p := campaigns.Counted(cp)
+		rate.Observe(p, now)
 		b, _ := json.Marshal(progressResp(p))
 		fmt.Fprintf(w, "event: progress\ndata: %s\n\n", b)
-		final := p.Campaign.Status == models.CampaignCompleted || p.Campaign.Status == models.CampaignCancelled
-		if final && p.Sending == 0 {
+		switch cp.Status {
+		case models.CampaignCompleted, models.CampaignCancelled:
+			if p.Sending == 0 {
+				return false
+			}
+		case models.CampaignSending:
+			active = now
+		}
+		if now.Sub(active) > streamIdleLimit || now.Sub(started) > streamMaxDuration {
 			return false
 		}
 		select {
@@ -313,11 +340,25 @@ func (s *Server) campaignProgressStream(c *gin.Context) {
 			return false
 		case <-tick.C:
 		}
-		next, err := s.Campaigns.Progress(ctx, org, id)
+		next, err := s.Campaigns.Get(ctx, org, id)
 		if err != nil {
 			return false
 		}
-		p = next
+		cp = next
 		return true
 	})
+}
+
+// resendUnknown requeues the campaign's unknown recipients.
+func (s *Server) resendUnknown(c *gin.Context) {
+	id, valid := s.pathID(c, "id")
+	if !valid {
+		return
+	}
+	n, cp, err := s.Campaigns.ResendUnknown(c.Request.Context(), principal(c).OrgID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok(c, http.StatusOK, gin.H{"requeued": n, "campaign": toCampaignResp(cp)})
 }

@@ -206,6 +206,7 @@ func (s *Server) routes() []route {
 		{Method: "POST", Path: "/api/campaigns/:id/resume", Access: Perm("campaigns:update"), Bulk: true, Handler: s.campaignAction(startCampaign)},
 		{Method: "POST", Path: "/api/campaigns/:id/pause", Access: Perm("campaigns:update"), Handler: s.campaignAction(pauseCampaign)},
 		{Method: "POST", Path: "/api/campaigns/:id/cancel", Access: Perm("campaigns:update"), Handler: s.campaignAction(cancelCampaign)},
+		{Method: "POST", Path: "/api/campaigns/:id/resend-unknown", Access: Perm("campaigns:update"), Bulk: true, Handler: s.resendUnknown},
 		{Method: "GET", Path: "/api/campaigns/:id/progress", Access: Perm("campaigns:read"), Handler: s.campaignProgress},
 		{Method: "GET", Path: "/api/campaigns/:id/progress/stream", Access: Perm("campaigns:read"), Handler: s.campaignProgressStream},
 
