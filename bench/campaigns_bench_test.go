@@ -132,8 +132,9 @@ func BenchmarkCampaignUnlimited(b *testing.B) {
 		count int
 	}
 	var samples []sample
-	stop := make(chan struct{})
+	stop, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(sampled)
 		for {
 			select {
 			case <-stop:
@@ -162,8 +163,9 @@ func BenchmarkCampaignUnlimited(b *testing.B) {
 	for counter(f, id, "delivered_count") < n {
 		time.Sleep(50 * time.Millisecond)
 	}
-	samples = append(samples, sample{time.Now(), n})
 	close(stop)
+	<-sampled // the sampler owns samples until it has returned
+	samples = append(samples, sample{time.Now(), n})
 	slices.SortFunc(acked, func(a, b time.Time) int { return a.Compare(b) })
 	// The k-th acknowledged status is counted at the first sample whose
 	// count reaches k; its lag is the difference.
