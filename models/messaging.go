@@ -67,12 +67,13 @@ type PlatformAccount struct {
 	LastError          string
 	// MessagingTierOverride paces campaigns instead of MessagingLimit.
 	MessagingTierOverride string
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+
 	// VerifiedAt is when the provider first accepted the account's token for
 	// its number: a verified account owns the number (at most one per
 	// number); an unverified one is only a claim.
 	VerifiedAt *time.Time
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
 }
 
 // Contact is a person the organization talks to.
