@@ -34,6 +34,10 @@ type accountDetail struct {
 	IsCoexistence         bool      `json:"is_coexistence"`
 	LastError             string    `json:"last_error"`
 	UpdatedAt             time.Time `json:"updated_at"`
+
+	// VerifiedAt is when the account became its number's owner; null for a
+	// claim the provider has not confirmed.
+	VerifiedAt *time.Time `json:"verified_at"`
 }
 
 func toAccountSummary(a models.PlatformAccount) accountSummary {
@@ -45,7 +49,7 @@ func toAccountDetail(a *accounts.Account) accountDetail {
 	return accountDetail{accountSummary: toAccountSummary(a.PlatformAccount), AccessToken: a.AccessToken,
 		MessagingTier: campaigns.EffectiveTier(&a.PlatformAccount), MessagingTierOverride: a.MessagingTierOverride,
 		WebhookVerifyToken: a.WebhookVerifyToken, QualityRating: a.QualityRating, MessagingLimit: a.MessagingLimit,
-		VerifiedName: a.VerifiedName, IsCoexistence: a.IsCoexistence, LastError: a.LastError, UpdatedAt: utc(a.UpdatedAt)}
+		VerifiedName: a.VerifiedName, IsCoexistence: a.IsCoexistence, LastError: a.LastError, VerifiedAt: utcPtr(a.VerifiedAt), UpdatedAt: utc(a.UpdatedAt)}
 }
 
 func (s *Server) listAccounts(c *gin.Context) {

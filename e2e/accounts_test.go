@@ -20,6 +20,8 @@ func TestAccountCRUDAndEncryptedToken(t *testing.T) {
 	create(map[string]any{"name": "x", "phone_number_id": "abc", "business_account_id": "1", "access_token": "t"}).Expect(t, 400)
 
 	id := e.ConnectAccount(admin.Auth(), "Support")
+	// One account per number in an organization (other organizations may
+	// claim it too: e2e/claims_test.go).
 	create(map[string]any{"name": "Other", "phone_number_id": e.PhoneNumberID(), "business_account_id": e.WABA.ID, "access_token": "t"}).Expect(t, 409)
 	create(map[string]any{"name": "support", "phone_number_id": "999", "business_account_id": e.WABA.ID, "access_token": "t"}).Expect(t, 409)
 
@@ -86,7 +88,7 @@ func TestAccountRefreshJobActivates(t *testing.T) {
 	apptest.Eventually(t, 10*time.Second, "activation by the refresh job", func() bool {
 		var row models.PlatformAccount
 		e.DB.Take(&row, "id = ?", a.ID)
-		return row.Status == "active" && row.QualityRating == "GREEN"
+		return row.Status == "active" && row.QualityRating == "GREEN" && row.VerifiedAt != nil
 	})
 }
 

@@ -69,6 +69,11 @@ type PlatformAccount struct {
 	MessagingTierOverride string
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
+
+	// VerifiedAt is when the provider first accepted the account's token for
+	// its number: a verified account owns the number (at most one per
+	// number); an unverified one is only a claim.
+	VerifiedAt *time.Time
 }
 
 // Contact is a person the organization talks to.

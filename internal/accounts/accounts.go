@@ -1,6 +1,15 @@
 // Package accounts owns the organization's connected platform accounts
 // (business phone numbers): their credentials, encrypted at rest, what the
 // provider reports about them, and onboarding through embedded signup.
+//
+// An account is an organization's claim on a phone number. Any organization
+// may claim any number, but a claim owns the number (receives its inbound
+// webhooks, template updates included) only once verified: once the provider
+// has answered for that number with the claim's token, or embedded signup
+// has proven access to it. A number has at most one owner; a claim that is
+// not verified never blocks another organization, and the owner's
+// verification disconnects it. The owner keeps the number until its
+// account is deleted, even while its token fails.
 package accounts
 
 import (
@@ -146,9 +155,10 @@ var Tiers = []string{"TIER_50", "TIER_250", "TIER_1K", "TIER_2K", "TIER_10K", "T
 
 var providerID = regexp.MustCompile(`^[0-9]{1,32}$`)
 
-// Create connects an account by hand. It starts pending; the account:refresh
-// job reads its details from the provider and makes it active when its
-// token works.
+// Create connects an account by hand. It starts pending, as an unverified
+// claim; the account:refresh job reads its details from the provider and
+// verifies it and makes it active when its token works. A number another
+// organization owns is refused (409): that verification could never succeed.
 func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*Account, error) {
 	for _, f := range []struct {
 		name string
@@ -174,22 +184,82 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*Accou
 	}
 	row := models.PlatformAccount{OrganizationID: orgID, Name: strings.TrimSpace(*in.Name), PhoneNumberID: *in.PhoneNumberID,
 		BusinessAccountID: *in.BusinessAccountID, AccessTokenEnc: enc, WebhookVerifyToken: verify, Status: models.AccountPending}
-	if err := s.insert(ctx, &row); err != nil {
+	err = s.withNumber(ctx, orgID, row.PhoneNumberID, func(tx *gorm.DB) error { return insert(tx, &row) })
+	if err != nil {
 		return nil, err
 	}
 	s.enqueueRefresh(ctx, orgID, row.ID)
 	return s.open(row)
 }
 
-func (s *Service) insert(ctx context.Context, row *models.PlatformAccount) error {
+// insert creates the row in a nested transaction (a savepoint inside
+// withNumber), so that a caller may retry after a conflict.
+func insert(db *gorm.DB, row *models.PlatformAccount) error {
 	if len([]rune(row.Name)) > 100 {
 		return apperr.Invalidf("name must be at most 100 characters")
 	}
-	err := s.db.WithContext(ctx).Create(row).Error
+	err := db.Transaction(func(tx *gorm.DB) error { return tx.Create(row).Error })
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return apperr.Conflictf("an account with this name or phone number id is already connected")
+		return apperr.Conflictf("the organization already has an account with this name or phone number id")
 	}
 	return err
+}
+
+// msgOwnedElsewhere answers a claim on a number another organization owns.
+// It names no organization.
+const msgOwnedElsewhere = "this phone number is connected to another organization"
+
+// msgTakenOver is the last_error of a claim that lost its number to another
+// organization's verification.
+const msgTakenOver = "another organization verified this phone number"
+
+// withNumber runs fn in a transaction holding the phone number's advisory
+// lock, after checking that no other organization owns the number (409, and
+// fn does not run). Every change of a number's owner, and every provider
+// call that acts on a number for an organization (subscribing the app to its
+// business account, registering it), runs inside, so that two organizations
+// cannot both pass the check. The transaction may thus wait for one provider
+// call: only during onboarding, bounded by the provider client's timeout.
+func (s *Service) withNumber(ctx context.Context, orgID uuid.UUID, phoneID string, fn func(tx *gorm.DB) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "phone_number_id/"+phoneID).Error; err != nil {
+			return err
+		}
+		var owned bool
+		err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM platform_accounts
+			WHERE phone_number_id = ? AND verified_at IS NOT NULL AND organization_id <> ?)`, phoneID, orgID).Scan(&owned).Error
+		if err != nil {
+			return err
+		}
+		if owned {
+			return apperr.Conflictf(msgOwnedElsewhere)
+		}
+		return fn(tx)
+	})
+}
+
+// verify applies updates to the account and makes it the owner of its
+// number; the other organizations' unverified claims on the number become
+// disconnected, saying why. It runs inside withNumber.
+func (s *Service) verify(tx *gorm.DB, a *models.PlatformAccount, updates map[string]any) error {
+	now := s.now()
+	updates["verified_at"] = gorm.Expr("COALESCE(verified_at, ?)", now)
+	updates["updated_at"] = now
+	res := tx.Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates)
+	if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+		// The owner index; withNumber's check makes this unreachable.
+		return apperr.Conflictf(msgOwnedElsewhere)
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return apperr.NotFoundf("account not found")
+	}
+	return tx.Model(&models.PlatformAccount{}).
+		Where("phone_number_id = ? AND organization_id <> ? AND verified_at IS NULL AND (status <> ? OR last_error <> ?)",
+			a.PhoneNumberID, a.OrganizationID, models.AccountDisconnected, msgTakenOver).
+		Updates(map[string]any{"status": models.AccountDisconnected, "last_error": msgTakenOver, "updated_at": now}).Error
 }
 
 func (s *Service) enqueueRefresh(ctx context.Context, orgID, id uuid.UUID) {
@@ -248,6 +318,8 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*A
 }
 
 // Delete disconnects an account; its contacts stay, without an account.
+// Deleting the owner of a number releases the number: another
+// organization's claim can then be verified.
 func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
 	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.PlatformAccount{}, "id = ?", id)
 	if res.Error != nil {
@@ -270,7 +342,8 @@ type TestResult struct {
 }
 
 // Test asks the provider for the account's phone number and stores what it
-// says.
+// says; a working token verifies the claim. When another organization owns
+// the number it is a 409 and nothing changes.
 func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*TestResult, error) {
 	a, err := s.Get(ctx, orgID, id)
 	if err != nil {
@@ -284,15 +357,18 @@ func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*TestResult, e
 		s.markError(ctx, a, err)
 		return &TestResult{Connected: false, PhoneNumber: a.PhoneNumber, Error: err.Error()}, nil
 	}
-	if err := s.applyDetails(ctx, a, pn); err != nil {
+	err = s.withNumber(ctx, orgID, a.PhoneNumberID, func(tx *gorm.DB) error { return s.verify(tx, &a.PlatformAccount, details(a, pn)) })
+	if err != nil {
 		return nil, err
 	}
 	return &TestResult{Connected: true, PhoneNumber: digitsOnly(pn.DisplayPhoneNumber), DisplayPhoneNumber: pn.DisplayPhoneNumber,
 		VerifiedName: pn.VerifiedName, QualityRating: pn.QualityRating}, nil
 }
 
-// Refresh is the account:refresh job: read the details, and activate a
-// pending account whose token works.
+// Refresh is the account:refresh job: read the details, and verify and
+// activate a pending account whose token works. A claim on a number another
+// organization owns is not verified: it becomes disconnected with a
+// last_error saying so, as the owner's verification would have left it.
 func (s *Service) Refresh(ctx context.Context, orgID, id uuid.UUID) error {
 	a, err := s.Get(ctx, orgID, id)
 	if apperr.Is(err, apperr.NotFound) {
@@ -309,21 +385,31 @@ func (s *Service) Refresh(ctx context.Context, orgID, id uuid.UUID) error {
 		}
 		return err
 	}
-	return s.applyDetails(ctx, a, pn)
+	err = s.withNumber(ctx, orgID, a.PhoneNumberID, func(tx *gorm.DB) error { return s.verify(tx, &a.PlatformAccount, details(a, pn)) })
+	switch {
+	case apperr.Is(err, apperr.Conflict):
+		return s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ? AND verified_at IS NULL", a.ID).
+			Updates(map[string]any{"status": models.AccountDisconnected, "last_error": msgTakenOver, "updated_at": s.now()}).Error
+	case apperr.Is(err, apperr.NotFound):
+		return nil
+	}
+	return err
 }
 
-func (s *Service) applyDetails(ctx context.Context, a *Account, pn *platform.PhoneNumber) error {
+// details are the updates that store what the provider reports of the
+// account's number.
+func details(a *Account, pn *platform.PhoneNumber) map[string]any {
 	updates := map[string]any{
 		"phone_number": pn.DisplayPhoneNumber, "verified_name": pn.VerifiedName, "quality_rating": pn.QualityRating,
 		"messaging_limit": pn.Tier(), "platform_type": pn.PlatformType, "is_coexistence": pn.IsCoexistence(),
-		"last_error": "", "updated_at": s.now(),
+		"last_error": "",
 	}
 	// A working token makes a hand-connected account usable; accounts from
 	// embedded signup become active through registration instead.
 	if a.Status == models.AccountPending || a.Status == models.AccountDisconnected {
 		updates["status"] = models.AccountActive
 	}
-	return s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates).Error
+	return updates
 }
 
 func (s *Service) markError(ctx context.Context, a *Account, err error) {
@@ -360,7 +446,8 @@ func newPIN() string {
 }
 
 // Route tells the inbound webhook which organization an account belongs to
-// and which app secret signs its webhooks.
+// and which app secret signs its webhooks. Only verified accounts have
+// routes: an unverified claim receives nothing.
 type Route struct {
 	AccountID         uuid.UUID
 	OrganizationID    uuid.UUID
@@ -370,8 +457,8 @@ type Route struct {
 	AppSecret         string // the organization's provider_app_secret, "" when unset
 }
 
-// Routes finds the accounts behind the phone number ids and business account
-// ids of a webhook.
+// Routes finds the verified accounts behind the phone number ids and
+// business account ids of a webhook. A phone number id has at most one.
 func (s *Service) Routes(ctx context.Context, phoneIDs, businessIDs []string) ([]Route, error) {
 	if len(phoneIDs) == 0 && len(businessIDs) == 0 {
 		return nil, nil
@@ -384,7 +471,7 @@ func (s *Service) Routes(ctx context.Context, phoneIDs, businessIDs []string) ([
 	}
 	err := s.db.WithContext(ctx).Raw(`SELECT a.id, a.organization_id, a.name, a.phone_number_id, a.business_account_id,
 		o.provider_app_secret_enc FROM platform_accounts a JOIN organizations o ON o.id = a.organization_id
-		WHERE a.phone_number_id IN ? OR a.business_account_id IN ?`, append(phoneIDs, ""), append(businessIDs, "")).Scan(&rows).Error
+		WHERE a.verified_at IS NOT NULL AND (a.phone_number_id IN ? OR a.business_account_id IN ?)`, append(phoneIDs, ""), append(businessIDs, "")).Scan(&rows).Error
 	if err != nil {
 		return nil, err
 	}
@@ -402,6 +489,8 @@ func (s *Service) Routes(ctx context.Context, phoneIDs, businessIDs []string) ([
 }
 
 // HasVerifyToken reports whether some account uses this webhook verify token.
+// Unverified claims count too: the handshake only echoes the provider's
+// challenge to whoever configured the callback, and routes nothing.
 func (s *Service) HasVerifyToken(ctx context.Context, token string) (bool, error) {
 	if token == "" {
 		return false, nil

@@ -49,9 +49,13 @@ type Onboarded struct {
 // ExchangeToken completes embedded signup: it trades the code for a
 // permanent token, discovers the business account and phone number when not
 // given (granular scopes first, then the accounts shared with the token),
-// subscribes the app to the account's webhooks and registers the number
-// with a generated PIN, except for numbers still on the business mobile app
-// (coexistence), which are active without registration.
+// reads the number with the token (which proves access to it), subscribes
+// the app to the account's webhooks, saves the account as the number's
+// verified owner and registers the number with a generated PIN, except for
+// numbers still on the business mobile app (coexistence), which are active
+// without registration. A number another organization owns is a 409 before
+// anything is subscribed or saved; other organizations' unverified claims
+// on it become disconnected.
 func (s *Service) ExchangeToken(ctx context.Context, orgID uuid.UUID, in ExchangeInput) (*Onboarded, error) {
 	code := strings.TrimSpace(in.Code)
 	if code == "" {
@@ -91,21 +95,34 @@ func (s *Service) ExchangeToken(ctx context.Context, orgID uuid.UUID, in Exchang
 		phoneID = pn.ID
 	}
 	creds := platform.Creds{AccessToken: token, PhoneNumberID: phoneID, BusinessAccountID: wabaID}
+	// Reading the number with the token, alone or in its business account's
+	// list, proves the token's access to it.
 	if pn == nil || pn.PlatformType == "" {
 		if pn, err = s.provider.PhoneNumber(ctx, creds); err != nil {
 			return nil, providerFailure("reading the phone number", err)
 		}
 	}
-	if err := s.provider.SubscribeApp(ctx, token, wabaID); err != nil {
-		return nil, providerFailure("subscribing to the account's webhooks", err)
+	var id uuid.UUID
+	err = s.withNumber(ctx, orgID, phoneID, func(tx *gorm.DB) error {
+		if err := s.provider.SubscribeApp(ctx, token, wabaID); err != nil {
+			return providerFailure("subscribing to the account's webhooks", err)
+		}
+		row, err := s.saveOnboarded(tx, orgID, in, creds, pn)
+		if err != nil {
+			return err
+		}
+		id = row.ID
+		return s.verify(tx, row, map[string]any{"last_error": ""})
+	})
+	if err != nil {
+		return nil, err
 	}
-
-	a, err := s.saveOnboarded(ctx, orgID, in, creds, pn)
+	a, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
 	if pn.IsCoexistence() {
-		return s.activate(ctx, a, "")
+		return s.activate(ctx, a)
 	}
 	return s.register(ctx, a, newPIN(), true)
 }
@@ -142,8 +159,9 @@ func (s *Service) discoverBusinessAccount(ctx context.Context, appID, appSecret,
 }
 
 // saveOnboarded creates the account, or updates it when the organization
-// re-onboards the same number.
-func (s *Service) saveOnboarded(ctx context.Context, orgID uuid.UUID, in ExchangeInput, creds platform.Creds, pn *platform.PhoneNumber) (*Account, error) {
+// re-onboards the same number (or had claimed it by hand). It runs inside
+// withNumber; the caller verifies the row.
+func (s *Service) saveOnboarded(tx *gorm.DB, orgID uuid.UUID, in ExchangeInput, creds platform.Creds, pn *platform.PhoneNumber) (*models.PlatformAccount, error) {
 	enc, err := s.box.SealString(creds.AccessToken)
 	if err != nil {
 		return nil, err
@@ -157,10 +175,8 @@ func (s *Service) saveOnboarded(ctx context.Context, orgID uuid.UUID, in Exchang
 	}
 	verify := strings.TrimSpace(in.WebhookVerifyToken)
 	var existing models.PlatformAccount
-	err = s.db.WithContext(ctx).Where("phone_number_id = ?", creds.PhoneNumberID).Take(&existing).Error
+	err = tx.Where("organization_id = ? AND phone_number_id = ?", orgID, creds.PhoneNumberID).Take(&existing).Error
 	switch {
-	case err == nil && existing.OrganizationID != orgID:
-		return nil, apperr.Conflictf("this phone number is connected to another organization")
 	case err == nil:
 		updates := map[string]any{"access_token_enc": enc, "business_account_id": creds.BusinessAccountID,
 			"phone_number": pn.DisplayPhoneNumber, "verified_name": pn.VerifiedName, "quality_rating": pn.QualityRating,
@@ -168,10 +184,10 @@ func (s *Service) saveOnboarded(ctx context.Context, orgID uuid.UUID, in Exchang
 		if verify != "" {
 			updates["webhook_verify_token"] = verify
 		}
-		if err := s.db.WithContext(ctx).Model(&existing).Updates(updates).Error; err != nil {
+		if err := tx.Model(&existing).Updates(updates).Error; err != nil {
 			return nil, err
 		}
-		return s.Get(ctx, orgID, existing.ID)
+		return &existing, nil
 	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return nil, err
 	}
@@ -182,16 +198,18 @@ func (s *Service) saveOnboarded(ctx context.Context, orgID uuid.UUID, in Exchang
 		BusinessAccountID: creds.BusinessAccountID, AccessTokenEnc: enc, WebhookVerifyToken: verify, Status: models.AccountPending,
 		VerifiedName: pn.VerifiedName, QualityRating: pn.QualityRating, MessagingLimit: pn.Tier(), PlatformType: pn.PlatformType,
 		IsCoexistence: pn.IsCoexistence()}
-	if err := s.insert(ctx, &row); err != nil {
+	if err := insert(tx, &row); err != nil {
+		// The name is taken in the organization (the number is not: it
+		// was looked up above).
 		if apperr.Is(err, apperr.Conflict) {
 			row.Name = fmt.Sprintf("%s (%s)", name, creds.PhoneNumberID)
-			err = s.insert(ctx, &row)
+			err = insert(tx, &row)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	return s.open(row)
+	return &row, nil
 }
 
 var pinFormat = regexp.MustCompile(`^[0-9]{6}$`)
@@ -207,7 +225,7 @@ func (s *Service) Register(ctx context.Context, orgID, id uuid.UUID, pin string)
 		return nil, apperr.Invalidf("pin must be 6 digits")
 	}
 	if a.IsCoexistence {
-		return s.activate(ctx, a, "")
+		return s.activate(ctx, a)
 	}
 	if pin == "" {
 		pin = newPIN()
@@ -215,12 +233,25 @@ func (s *Service) Register(ctx context.Context, orgID, id uuid.UUID, pin string)
 	return s.register(ctx, a, pin, false)
 }
 
-// register calls the provider. During exchange-token a failure leaves the
-// account pending_registration with a warning; on the register endpoint it
-// is an error.
+// register calls the provider, then verifies and activates the account: a
+// registration the provider accepts proves the token's access to the
+// number. A number another organization owns is a 409 before the provider
+// is called. During exchange-token a provider failure leaves the account
+// pending_registration with a warning; on the register endpoint it is an
+// error.
 func (s *Service) register(ctx context.Context, a *Account, pin string, soft bool) (*Onboarded, error) {
-	if err := s.provider.Register(ctx, a.Creds(), pin); err != nil {
-		if !soft {
+	pinEnc, err := s.box.SealString(pin)
+	if err != nil {
+		return nil, err
+	}
+	err = s.withNumber(ctx, a.OrganizationID, a.PhoneNumberID, func(tx *gorm.DB) error {
+		if err := s.provider.Register(ctx, a.Creds(), pin); err != nil {
+			return err
+		}
+		return s.verify(tx, &a.PlatformAccount, map[string]any{"status": models.AccountActive, "last_error": "", "pin_enc": pinEnc})
+	})
+	if err != nil {
+		if _, fromProvider := platform.AsError(err); !fromProvider || !soft {
 			return nil, providerFailure("registering the number", err)
 		}
 		s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).
@@ -232,24 +263,24 @@ func (s *Service) register(ctx context.Context, a *Account, pin string, soft boo
 		return &Onboarded{Account: a, Warning: "the phone number could not be registered (" + err.Error() +
 			"); register it with POST /api/accounts/" + a.ID.String() + "/register"}, nil
 	}
-	return s.activate(ctx, a, pin)
-}
-
-func (s *Service) activate(ctx context.Context, a *Account, pin string) (*Onboarded, error) {
-	updates := map[string]any{"status": models.AccountActive, "last_error": "", "updated_at": s.now()}
-	if pin != "" {
-		enc, err := s.box.SealString(pin)
-		if err != nil {
-			return nil, err
-		}
-		updates["pin_enc"] = enc
-	}
-	if err := s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates).Error; err != nil {
-		return nil, err
-	}
-	a, err := s.Get(ctx, a.OrganizationID, a.ID)
-	if err != nil {
+	if a, err = s.Get(ctx, a.OrganizationID, a.ID); err != nil {
 		return nil, err
 	}
 	return &Onboarded{Account: a, PIN: pin}, nil
+}
+
+// activate makes a coexistence account active without registration. Such
+// an account has had its details read with its token, so it is verified
+// already; verify keeps the ownership rule in one place all the same.
+func (s *Service) activate(ctx context.Context, a *Account) (*Onboarded, error) {
+	err := s.withNumber(ctx, a.OrganizationID, a.PhoneNumberID, func(tx *gorm.DB) error {
+		return s.verify(tx, &a.PlatformAccount, map[string]any{"status": models.AccountActive, "last_error": ""})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a, err = s.Get(ctx, a.OrganizationID, a.ID); err != nil {
+		return nil, err
+	}
+	return &Onboarded{Account: a}, nil
 }
