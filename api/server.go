@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/authguard"
 	"wharf/internal/campaigns"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
@@ -37,6 +39,9 @@ type Config struct {
 	TrustedProxies         []string
 	MonitoringUser         string
 	MonitoringPassword     string
+	// PublicURL is the service's external base URL; requests whose Origin
+	// is PublicURL's count as same-origin (the job monitor's CSRF check).
+	PublicURL string
 }
 
 // Deps are the domain services and connections the handlers use.
@@ -68,12 +73,22 @@ type Server struct {
 	limiter  *ratelimit.Limiter
 	log      *slog.Logger
 	monAuth  *monitoringAuth
+	// monGuard and loginGuard count failed sign-ins to the job monitor and
+	// to POST /api/auth/login.
+	monGuard, loginGuard *authguard.Guard
+	publicOrigin         string
+	proxies              []netip.Prefix
 }
 
 // New builds the server.
 func New(d Deps) *Server {
 	return &Server{Deps: d, cfg: d.Config, identity: d.Identity, settings: d.Settings, limiter: d.Limiter, log: d.Log,
-		monAuth: newMonitoringAuth(d.Identity, d.Config.MonitoringUser, d.Config.MonitoringPassword)}
+		monAuth:      newMonitoringAuth(d.Identity, d.Config.MonitoringUser, d.Config.MonitoringPassword),
+		monGuard:     authguard.New(d.Redis, "wharf:authfail:monitoring", authguard.Monitoring()),
+		loginGuard:   authguard.New(d.Redis, "wharf:authfail:login", authguard.Login()),
+		publicOrigin: publicOrigin(d.Config.PublicURL),
+		proxies:      parseProxies(d.Config.TrustedProxies),
+	}
 }
 
 // route is one row of the router table.
