@@ -143,7 +143,9 @@ func (s *Service) saveRole(ctx context.Context, tx *gorm.DB, p *Principal, role 
 	if in.IsDefault != nil && !*in.IsDefault && role.IsDefault {
 		return apperr.Invalidf("an organization needs a default role: mark another role as default instead")
 	}
-	if makeDefault || role.IsDefault {
+	// A rename of the default role is not checked: a default role stored
+	// before these rules must stay editable until its permissions are fixed.
+	if makeDefault || (role.IsDefault && in.Permissions != nil) {
 		if err := checkDefaultRole(ctx, tx, p, role, perms, in.Permissions != nil, makeDefault); err != nil {
 			return err
 		}
