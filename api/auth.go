@@ -2,11 +2,14 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wharf/internal/apperr"
+	"wharf/internal/authguard"
 	"wharf/internal/identity"
 )
 
@@ -54,7 +57,25 @@ func (s *Server) login(c *gin.Context) {
 	if !s.bindJSON(c, &req) {
 		return
 	}
-	sess, err := s.identity.Login(c.Request.Context(), req.Email, req.Password)
+	// Failed sign-ins are counted per (email, address) pair and per
+	// address; a locked attempt is refused before its password is checked,
+	// whether or not it is right, so the 429 tells a guesser nothing.
+	ctx := c.Request.Context()
+	attempt := authguard.Attempt{Account: req.Email, Address: c.ClientIP()}
+	if locked, retry, err := s.loginGuard.Locked(ctx, attempt); err != nil {
+		s.log.Warn("sign-in guard unavailable; attempt allowed", "error", err)
+	} else if locked {
+		secs := int(retry.Seconds() + 0.999)
+		c.Header("Retry-After", strconv.Itoa(secs))
+		s.fail(c, apperr.TooManyf("too many failed sign-in attempts; retry in %d seconds", secs))
+		return
+	}
+	sess, err := s.identity.Login(ctx, req.Email, req.Password)
+	if apperr.Is(err, apperr.Unauthorized) {
+		if ferr := s.loginGuard.Fail(ctx, attempt); ferr != nil {
+			s.log.Warn("cannot count a failed sign-in", "error", ferr)
+		}
+	}
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -162,7 +162,11 @@ func TestForeignTokensAreRejected(t *testing.T) {
 func TestRegisterNeedsExistingOrganizationAndValidInput(t *testing.T) {
 	e := apptest.New(t, nil)
 	admin := e.Admin()
-	org := admin.User.OrganizationID
+	// An organization created through the API accepts self-registration;
+	// the bootstrap organization does not (TestSelfRegistrationCanBeSwitchedOff).
+	var created struct{ ID string }
+	e.Do("POST", "/api/organizations", map[string]string{"name": "Open"}, admin.Auth()).Expect(t, 201).Into(t, &created)
+	org := created.ID
 	body := func(email, pw, name, org string) map[string]string {
 		return map[string]string{"email": email, "password": pw, "full_name": name, "organization_id": org}
 	}

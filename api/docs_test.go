@@ -26,6 +26,7 @@ func TestAPIDocIsCurrent(t *testing.T) {
 	text := string(doc)
 	text = replaceSection(t, text, "routes", routesTable())
 	text = replaceSection(t, text, "roles", rolesMatrix(t))
+	text = replaceSection(t, text, "session-only", sessionOnlyList())
 	if text == string(doc) {
 		return
 	}
@@ -62,6 +63,17 @@ func routesTable() string {
 			notes = append(notes, "not rate limited")
 		}
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", r.Method, r.Path, r.Access, strings.Join(notes, "; "))
+	}
+	return b.String()
+}
+
+// sessionOnlyList lists the routes API keys can never use.
+func sessionOnlyList() string {
+	var b strings.Builder
+	for _, r := range api.New(api.Deps{}).Routes() {
+		if r.SessionOnly {
+			fmt.Fprintf(&b, "- `%s %s`\n", r.Method, r.Path)
+		}
 	}
 	return b.String()
 }

@@ -3,6 +3,9 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -10,15 +13,22 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/internal/apperr"
+	"wharf/internal/authguard"
 	"wharf/internal/identity"
 )
 
 // monitoringAuth guards the asynq web UI. A browser cannot attach a bearer
 // token to the UI's own requests, so the UI also accepts HTTP Basic with a
 // super admin's email and password, or with the operator credential from
-// MONITORING_USER / MONITORING_PASSWORD. Verified Basic credentials are
-// remembered for a minute (by hash) so the UI's polling does not run argon2
-// on every request.
+// MONITORING_USER / MONITORING_PASSWORD.
+//
+// Basic sign-ins are guarded against guessing (authguard.Monitoring): the
+// failure counters of the account and of the address are checked before any
+// password is, and every failure gets the same 401, so neither the status
+// nor the timing of a refusal tells whether the password was right.
+// Verified Basic credentials are remembered for a minute (by hash) so the
+// UI's polling does not run argon2 on every request; a remembered credential
+// is still refused while its account or address is locked.
 type monitoringAuth struct {
 	identity       *identity.Service
 	opUser, opPass string
@@ -56,26 +66,26 @@ func (m *monitoringAuth) remember(k [32]byte) {
 	m.valid[k] = now.Add(monitoringCacheTTL)
 }
 
+// errMonitoringAuth is the one answer to every failed sign-in to the job
+// monitor: no credentials, unknown user, wrong password, disabled account,
+// not a super admin, invalid bearer token, locked account or address.
+var errMonitoringAuth = apperr.Unauthorizedf("sign in with a super admin's email and password")
+
 func (s *Server) monitoringGate(c *gin.Context) {
 	ctx := c.Request.Context()
-	deny := func(err error) {
-		if apperr.Is(err, apperr.Unauthorized) {
-			c.Header("WWW-Authenticate", `Basic realm="Wharf monitoring", charset="UTF-8"`)
-			// Failed attempts draw on the client's allowance, which stops
-			// password guessing through this door.
-			if res, lerr := s.limiter.AllowPerMinute(ctx, "wharf:monfail:"+c.ClientIP(), s.cfg.RateLimitPerMinute); lerr == nil && !res.Allowed {
-				err = apperr.TooManyf("too many failed attempts; retry later")
-			}
-		}
-		s.fail(c, err)
+	deny := func() {
+		c.Header("WWW-Authenticate", `Basic realm="Wharf monitoring", charset="UTF-8"`)
+		s.fail(c, errMonitoringAuth)
 	}
 	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		// A bearer token is not sent by the browser on its own, so it needs
+		// no cross-site check; it cannot be guessed, so it is not counted.
 		p, err := s.identity.AuthenticateAccessToken(ctx, strings.TrimPrefix(h, "Bearer "))
 		switch {
-		case err != nil:
-			deny(err)
-		case !p.IsSuperAdmin:
-			deny(apperr.Forbiddenf("the job monitor is for super admins only"))
+		case err != nil && !apperr.Is(err, apperr.Unauthorized):
+			s.fail(c, err)
+		case err != nil || !p.IsSuperAdmin:
+			deny()
 		default:
 			c.Next()
 		}
@@ -83,13 +93,22 @@ func (s *Server) monitoringGate(c *gin.Context) {
 	}
 	user, pass, hasBasic := c.Request.BasicAuth()
 	if !hasBasic {
-		deny(apperr.Unauthorizedf("sign in with a super admin's email and password"))
+		deny()
 		return
 	}
-	if m := s.monAuth; m.opUser != "" &&
-		subtle.ConstantTimeCompare([]byte(user), []byte(m.opUser)) == 1 &&
-		subtle.ConstantTimeCompare([]byte(pass), []byte(m.opPass)) == 1 {
-		c.Next()
+	// The browser attaches Basic credentials to any request for this
+	// origin, including one a foreign page's form makes it send.
+	if !safeMethod(c.Request.Method) && !s.sameOrigin(c) {
+		s.fail(c, apperr.Forbiddenf("cross-site request refused"))
+		return
+	}
+	attempt := authguard.Attempt{Account: user, Address: c.ClientIP()}
+	if locked, _, err := s.monGuard.Locked(ctx, attempt); err != nil {
+		// As with the rate limiter, Redis trouble does not lock everyone
+		// out; the argon2 semaphore still bounds the work.
+		s.log.Warn("sign-in guard unavailable; attempt allowed", "error", err)
+	} else if locked {
+		deny()
 		return
 	}
 	key := sha256.Sum256([]byte(user + "\x00" + pass))
@@ -97,14 +116,115 @@ func (s *Server) monitoringGate(c *gin.Context) {
 		c.Next()
 		return
 	}
-	isSuper, err := s.identity.VerifyLogin(ctx, user, pass)
-	switch {
-	case err != nil:
-		deny(err)
-	case !isSuper:
-		deny(apperr.Forbiddenf("the job monitor is for super admins only"))
-	default:
-		s.monAuth.remember(key)
-		c.Next()
+	ok, err := s.verifyMonitoringCredential(c, user, pass)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
+	if !ok {
+		if err := s.monGuard.Fail(ctx, attempt); err != nil {
+			s.log.Warn("cannot count a failed sign-in", "error", err)
+		}
+		deny()
+		return
+	}
+	s.monAuth.remember(key)
+	c.Next()
+}
+
+// verifyMonitoringCredential checks the operator credential, then a super
+// admin's email and password. ok is false for every kind of wrong
+// credential; err is only for failures of the system itself.
+func (s *Server) verifyMonitoringCredential(c *gin.Context, user, pass string) (ok bool, err error) {
+	if m := s.monAuth; m.opUser != "" &&
+		subtle.ConstantTimeCompare([]byte(user), []byte(m.opUser)) == 1 &&
+		subtle.ConstantTimeCompare([]byte(pass), []byte(m.opPass)) == 1 {
+		return true, nil
+	}
+	isSuper, err := s.identity.VerifyLogin(c.Request.Context(), user, pass)
+	if apperr.Is(err, apperr.Unauthorized) {
+		return false, nil
+	}
+	return err == nil && isSuper, err
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// sameOrigin reports whether a request's Origin (or, when a browser sent
+// none, its Referer) is this service: the origin the request was addressed
+// to, or PUBLIC_URL's.
+func (s *Server) sameOrigin(c *gin.Context) bool {
+	src := c.GetHeader("Origin")
+	if src == "" {
+		src = c.GetHeader("Referer")
+	}
+	u, err := url.Parse(src)
+	if src == "" || err != nil || u.Host == "" {
+		return false
+	}
+	from := origin(u.Scheme, u.Host)
+	return from == s.requestOrigin(c) || (s.publicOrigin != "" && from == s.publicOrigin)
+}
+
+// requestOrigin is the scheme and host the client addressed. Behind a
+// trusted proxy that terminates TLS, X-Forwarded-Proto says the scheme; from
+// anyone else the header is ignored.
+func (s *Server) requestOrigin(c *gin.Context) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	} else if p := strings.ToLower(c.GetHeader("X-Forwarded-Proto")); (p == "https" || p == "http") && s.trustedPeer(c) {
+		scheme = p
+	}
+	return origin(scheme, c.Request.Host)
+}
+
+// trustedPeer reports whether the direct peer is one of TRUSTED_PROXIES.
+func (s *Server) trustedPeer(c *gin.Context) bool {
+	ip, err := netip.ParseAddr(c.RemoteIP())
+	if err != nil {
+		return false
+	}
+	for _, p := range s.proxies {
+		if p.Contains(ip.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// origin renders scheme://host lower-cased, without the scheme's default port.
+func origin(scheme, host string) string {
+	scheme, host = strings.ToLower(scheme), strings.ToLower(host)
+	if (scheme == "http" && strings.HasSuffix(host, ":80")) || (scheme == "https" && strings.HasSuffix(host, ":443")) {
+		host = host[:strings.LastIndexByte(host, ':')]
+	}
+	return scheme + "://" + host
+}
+
+// parseProxies turns TRUSTED_PROXIES entries (addresses or CIDR ranges, as
+// gin accepts them) into prefixes; invalid entries are skipped (gin reports
+// them when the router is built).
+func parseProxies(list []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, e := range list {
+		e = strings.TrimSpace(e)
+		if p, err := netip.ParsePrefix(e); err == nil {
+			out = append(out, p.Masked())
+		} else if a, err := netip.ParseAddr(e); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return out
+}
+
+// publicOrigin is PUBLIC_URL's origin, "" when unset or invalid.
+func publicOrigin(raw string) string {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || u.Host == "" {
+		return ""
+	}
+	return origin(u.Scheme, u.Host)
 }

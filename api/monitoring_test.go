@@ -40,9 +40,11 @@ func TestMonitoringUIIsForSuperAdminsOnly(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(body, "queues") {
 		t.Fatalf("super admin API: %d %s", res.StatusCode, body)
 	}
+	// Everyone else gets the same 401 as a wrong credential (no 403 that
+	// would confirm a valid token or password).
 	for name, s := range map[string]apptest.Session{"agent": agent, "org admin": orgAdmin} {
 		res, body = get(t, queues, func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+s.AccessToken) })
-		if res.StatusCode != 403 || !strings.Contains(body, `"status":"error"`) {
+		if res.StatusCode != 401 || !strings.Contains(body, `"status":"error"`) {
 			t.Fatalf("%s: %d %s", name, res.StatusCode, body)
 		}
 	}
@@ -59,7 +61,7 @@ func TestMonitoringUIIsForSuperAdminsOnly(t *testing.T) {
 		{apptest.AdminEmail, apptest.AdminPassword, 200},
 		{apptest.AdminEmail, apptest.AdminPassword, 200}, // remembered
 		{"ops", "ops-password-1", 200},
-		{"agent@x.com", "password-123", 403},
+		{"agent@x.com", "password-123", 401},
 		{apptest.AdminEmail, "wrong", 401},
 		{"ops", "wrong", 401},
 	} {

@@ -196,11 +196,12 @@ func TestCustomRoles(t *testing.T) {
 	}
 }
 
-// Nobody but a super admin can grant a permission they do not hold.
+// Nobody but a super admin can grant a permission they do not hold, nor
+// take over the account of someone who holds more than they do.
 func TestNoPrivilegeEscalation(t *testing.T) {
 	e := apptest.New(t, nil)
 	admin := e.Admin()
-	e.Do("POST", "/api/roles", map[string]any{"name": "UserAdmin", "permissions": []string{"users:read", "users:create", "users:update", "roles:read", "roles:create"}}, admin.Auth()).Expect(t, 201)
+	e.Do("POST", "/api/roles", map[string]any{"name": "UserAdmin", "permissions": []string{"users:read", "users:create", "users:update", "users:delete", "roles:read", "roles:create"}}, admin.Auth()).Expect(t, 201)
 	ua := e.CreateUser(admin.Auth(), "ua@x.com", "UserAdmin")
 	r := e.Do("POST", "/api/users", map[string]any{"email": "evil@x.com", "password": "password-123", "full_name": "E", "role_id": e.RoleID(admin.Auth(), "Admin")}, ua.Auth()).Expect(t, 403)
 	if !strings.Contains(r.Message, "cannot grant") {
@@ -212,4 +213,20 @@ func TestNoPrivilegeEscalation(t *testing.T) {
 	e.Do("PUT", "/api/users/"+me.ID, map[string]any{"role_id": e.RoleID(admin.Auth(), "Admin")}, ua.Auth()).Expect(t, 403)
 	// Granting what one holds is fine.
 	e.Do("POST", "/api/roles", map[string]any{"name": "Reader", "permissions": []string{"users:read"}}, ua.Auth()).Expect(t, 201)
+
+	// Taking over an admin: password, email, deactivation, deletion.
+	e.CreateUser(admin.Auth(), "boss@x.com", "Admin")
+	var users struct {
+		Users []struct{ ID, Email string } `json:"users"`
+	}
+	e.Do("GET", "/api/users?search=boss", nil, ua.Auth()).Expect(t, 200).Into(t, &users)
+	boss := "/api/users/" + users.Users[0].ID
+	for _, body := range []map[string]any{{"password": "taken-over-123"}, {"email": "ua@evil.test"}, {"is_active": false}} {
+		r := e.Do("PUT", boss, body, ua.Auth()).Expect(t, 403)
+		if !strings.Contains(r.Message, "permissions you do not hold") {
+			t.Fatalf("%v: message %q", body, r.Message)
+		}
+	}
+	e.Do("DELETE", boss, nil, ua.Auth()).Expect(t, 403)
+	e.Login("boss@x.com", "password-123")
 }

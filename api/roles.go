@@ -132,7 +132,7 @@ func (s *Server) deleteRole(c *gin.Context) {
 	if !valid {
 		return
 	}
-	if err := s.identity.DeleteRole(c.Request.Context(), principal(c).OrgID, id); err != nil {
+	if err := s.identity.DeleteRole(c.Request.Context(), principal(c), id); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/authguard"
 	"wharf/internal/campaigns"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
@@ -37,6 +39,9 @@ type Config struct {
 	TrustedProxies         []string
 	MonitoringUser         string
 	MonitoringPassword     string
+	// PublicURL is the service's external base URL; requests whose Origin
+	// is PublicURL's count as same-origin (the job monitor's CSRF check).
+	PublicURL string
 }
 
 // Deps are the domain services and connections the handlers use.
@@ -68,12 +73,22 @@ type Server struct {
 	limiter  *ratelimit.Limiter
 	log      *slog.Logger
 	monAuth  *monitoringAuth
+	// monGuard and loginGuard count failed sign-ins to the job monitor and
+	// to POST /api/auth/login.
+	monGuard, loginGuard *authguard.Guard
+	publicOrigin         string
+	proxies              []netip.Prefix
 }
 
 // New builds the server.
 func New(d Deps) *Server {
 	return &Server{Deps: d, cfg: d.Config, identity: d.Identity, settings: d.Settings, limiter: d.Limiter, log: d.Log,
-		monAuth: newMonitoringAuth(d.Identity, d.Config.MonitoringUser, d.Config.MonitoringPassword)}
+		monAuth:      newMonitoringAuth(d.Identity, d.Config.MonitoringUser, d.Config.MonitoringPassword),
+		monGuard:     authguard.New(d.Redis, "wharf:authfail:monitoring", authguard.Monitoring()),
+		loginGuard:   authguard.New(d.Redis, "wharf:authfail:login", authguard.Login()),
+		publicOrigin: publicOrigin(d.Config.PublicURL),
+		proxies:      parseProxies(d.Config.TrustedProxies),
+	}
 }
 
 // route is one row of the router table.
@@ -84,7 +99,9 @@ type route struct {
 	// instead of the standard one.
 	Bulk bool
 	// SessionOnly routes refuse API keys: a leaked key must not be able to
-	// mint more keys, switch organization or change the password.
+	// mint more keys, switch organization, change a password or an email,
+	// or manage users, members, roles and organizations. The identity
+	// domain refuses API-key principals on the same operations as well.
 	SessionOnly bool
 	// Unlimited routes skip the rate limiter: the provider's inbound webhook
 	// must never be refused for volume.
@@ -122,25 +139,25 @@ func (s *Server) routes() []route {
 		// Users, roles and permissions
 		{Method: "GET", Path: "/api/users", Access: Perm("users:read"), Handler: s.listUsers},
 		{Method: "GET", Path: "/api/users/:id", Access: Perm("users:read"), Handler: s.getUser},
-		{Method: "POST", Path: "/api/users", Access: Perm("users:create"), Handler: s.createUser},
-		{Method: "PUT", Path: "/api/users/:id", Access: Perm("users:update"), Handler: s.updateUser},
-		{Method: "DELETE", Path: "/api/users/:id", Access: Perm("users:delete"), Handler: s.deleteUser},
+		{Method: "POST", Path: "/api/users", Access: Perm("users:create"), SessionOnly: true, Handler: s.createUser},
+		{Method: "PUT", Path: "/api/users/:id", Access: Perm("users:update"), SessionOnly: true, Handler: s.updateUser},
+		{Method: "DELETE", Path: "/api/users/:id", Access: Perm("users:delete"), SessionOnly: true, Handler: s.deleteUser},
 		{Method: "PUT", Path: "/api/users/:id/availability", Access: SelfOr("id", "users:update"), Handler: s.setAvailability},
 		{Method: "GET", Path: "/api/permissions", Access: Perm("roles:read"), Handler: s.listPermissions},
 		{Method: "GET", Path: "/api/roles", Access: Perm("roles:read"), Handler: s.listRoles},
 		{Method: "GET", Path: "/api/roles/:id", Access: Perm("roles:read"), Handler: s.getRole},
-		{Method: "POST", Path: "/api/roles", Access: Perm("roles:create"), Handler: s.createRole},
-		{Method: "PUT", Path: "/api/roles/:id", Access: Perm("roles:update"), Handler: s.updateRole},
-		{Method: "DELETE", Path: "/api/roles/:id", Access: Perm("roles:delete"), Handler: s.deleteRole},
+		{Method: "POST", Path: "/api/roles", Access: Perm("roles:create"), SessionOnly: true, Handler: s.createRole},
+		{Method: "PUT", Path: "/api/roles/:id", Access: Perm("roles:update"), SessionOnly: true, Handler: s.updateRole},
+		{Method: "DELETE", Path: "/api/roles/:id", Access: Perm("roles:delete"), SessionOnly: true, Handler: s.deleteRole},
 
 		// Organizations and members
 		{Method: "GET", Path: "/api/organizations", Access: SuperAdminOr("organizations:read"), Handler: s.listOrganizations},
 		{Method: "GET", Path: "/api/organizations/current", Access: Authenticated(), Handler: s.currentOrganization},
-		{Method: "POST", Path: "/api/organizations", Access: SuperAdminOr("organizations:write"), Handler: s.createOrganization},
+		{Method: "POST", Path: "/api/organizations", Access: SuperAdminOr("organizations:write"), SessionOnly: true, Handler: s.createOrganization},
 		{Method: "GET", Path: "/api/organizations/members", Access: Perm("users:read"), Handler: s.listMembers},
-		{Method: "POST", Path: "/api/organizations/members", Access: Perm("users:create"), Handler: s.addMember},
-		{Method: "PUT", Path: "/api/organizations/members/:member_id", Access: Perm("users:update"), Handler: s.updateMember},
-		{Method: "DELETE", Path: "/api/organizations/members/:member_id", Access: Perm("users:delete"), Handler: s.removeMember},
+		{Method: "POST", Path: "/api/organizations/members", Access: Perm("users:create"), SessionOnly: true, Handler: s.addMember},
+		{Method: "PUT", Path: "/api/organizations/members/:member_id", Access: Perm("users:update"), SessionOnly: true, Handler: s.updateMember},
+		{Method: "DELETE", Path: "/api/organizations/members/:member_id", Access: Perm("users:delete"), SessionOnly: true, Handler: s.removeMember},
 
 		// Organization settings (two families over the same values)
 		{Method: "GET", Path: "/api/organizations/settings", Access: Perm("settings:read"), Handler: s.getOrgSettingsShort},

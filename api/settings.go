@@ -14,9 +14,10 @@ import (
 type shortSettingsResp struct {
 	Name     string `json:"name"`
 	Settings struct {
-		MaskPhoneNumbers bool   `json:"mask_phone_numbers"`
-		Timezone         string `json:"timezone"`
-		DateFormat       string `json:"date_format"`
+		MaskPhoneNumbers        bool   `json:"mask_phone_numbers"`
+		Timezone                string `json:"timezone"`
+		DateFormat              string `json:"date_format"`
+		SelfRegistrationEnabled bool   `json:"self_registration_enabled"`
 	} `json:"settings"`
 }
 
@@ -29,21 +30,23 @@ func (s *Server) getOrgSettingsShort(c *gin.Context) {
 	var r shortSettingsResp
 	r.Name = name
 	r.Settings.MaskPhoneNumbers, r.Settings.Timezone, r.Settings.DateFormat = st.MaskPhoneNumbers, st.Timezone, st.DateFormat
+	r.Settings.SelfRegistrationEnabled = st.SelfRegistrationEnabled
 	ok(c, http.StatusOK, r)
 }
 
 func (s *Server) putOrgSettingsShort(c *gin.Context) {
 	var req struct {
-		Name             *string `json:"name"`
-		MaskPhoneNumbers *bool   `json:"mask_phone_numbers"`
-		Timezone         *string `json:"timezone"`
-		DateFormat       *string `json:"date_format"`
+		Name                    *string `json:"name"`
+		MaskPhoneNumbers        *bool   `json:"mask_phone_numbers"`
+		Timezone                *string `json:"timezone"`
+		DateFormat              *string `json:"date_format"`
+		SelfRegistrationEnabled *bool   `json:"self_registration_enabled"`
 	}
 	if !s.bindJSON(c, &req) {
 		return
 	}
 	err := s.settings.Apply(c.Request.Context(), principal(c).OrgID, orgsettings.Update{Name: req.Name, MaskPhoneNumbers: req.MaskPhoneNumbers,
-		Timezone: req.Timezone, DateFormat: req.DateFormat})
+		Timezone: req.Timezone, DateFormat: req.DateFormat, SelfRegistrationEnabled: req.SelfRegistrationEnabled})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -63,6 +66,9 @@ type settingsResp struct {
 	ProviderAppID        string `json:"provider_app_id"`
 	ProviderConfigID     string `json:"provider_config_id"`
 	HasProviderAppSecret bool   `json:"has_provider_app_secret"`
+	// SelfRegistrationEnabled: whether POST /api/auth/register accepts
+	// this organization.
+	SelfRegistrationEnabled bool `json:"self_registration_enabled"`
 }
 
 func (s *Server) getOrgSettings(c *gin.Context) {
@@ -88,6 +94,9 @@ func (s *Server) putOrgSettings(c *gin.Context) {
 		ProviderAppID       *string `json:"provider_app_id"`
 		ProviderConfigID    *string `json:"provider_config_id"`
 		ProviderAppSecret   *string `json:"provider_app_secret"`
+		// SelfRegistrationEnabled needs only settings:update, the route's
+		// permission.
+		SelfRegistrationEnabled *bool `json:"self_registration_enabled"`
 	}
 	if !s.bindJSON(c, &req) {
 		return

@@ -204,6 +204,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		Config: api.Config{
 			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
+			PublicURL: c.PublicURL,
 		},
 		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids, Settings: d.Settings, Accounts: d.Accounts, Contacts: d.Contacts,
 		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Enqueuer: in.Enq,

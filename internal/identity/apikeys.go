@@ -34,6 +34,9 @@ type CreatedAPIKey struct {
 
 // CreateAPIKey creates a key that acts as p in p's organization.
 func (s *Service) CreateAPIKey(ctx context.Context, p *Principal, name string, expiresAt *time.Time) (*CreatedAPIKey, error) {
+	if err := sessionOnly(p, "create API keys"); err != nil {
+		return nil, err
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, apperr.Invalidf("name is required")

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wharf/internal/apperr"
+	"wharf/internal/orgsettings"
 	"wharf/models"
 )
 
@@ -32,25 +33,32 @@ type RegisterInput struct {
 	OrganizationID            string
 }
 
-// Register creates a user in an existing organization with its default role.
+// errRegistrationClosed answers self-registration into an organization that
+// has switched it off (the orgsettings flag self_registration_enabled).
+var errRegistrationClosed = apperr.Forbiddenf("self-registration is disabled for this organization")
+
+// Register creates a user in an existing organization with its default role,
+// when the organization accepts self-registration. Everything that can refuse
+// the request is checked before the password is hashed.
 func (s *Service) Register(ctx context.Context, in RegisterInput) (*Session, error) {
 	orgID, err := uuid.Parse(strings.TrimSpace(in.OrganizationID))
 	if err != nil {
 		return nil, apperr.Invalidf("organization_id must be a UUID")
 	}
-	user, err := s.newUser(in.Email, in.Password, in.FullName)
+	user, err := validNewUser(in.Email, in.Password, in.FullName)
 	if err != nil {
 		return nil, err
 	}
+	if _, err := registrationRole(ctx, s.db, orgID); err != nil {
+		return nil, err
+	}
+	if user.PasswordHash, err = s.hashPassword(ctx, in.Password); err != nil {
+		return nil, err
+	}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&models.Organization{}).Where("id = ?", orgID).Count(&n).Error; err != nil {
-			return err
-		}
-		if n == 0 {
-			return apperr.NotFoundf("organization not found")
-		}
-		role, err := roleForAssignment(ctx, tx, orgID, nil)
+		// Checked again: the settings or the default role may have changed
+		// while the password was being hashed.
+		role, err := registrationRole(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
@@ -62,8 +70,48 @@ func (s *Service) Register(ctx context.Context, in RegisterInput) (*Session, err
 	return s.startSession(ctx, user.ID, orgID, uuid.New())
 }
 
-// newUser validates and prepares a user row (hashing the password).
-func (s *Service) newUser(email, password, fullName string) (*models.User, error) {
+// registrationRole returns the role self-registration hands out in orgID, or
+// why it cannot: unknown organization (404), self-registration switched off,
+// or a default role that carries administrative permissions (possible only
+// in data written before that rule existed).
+func registrationRole(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (*models.Role, error) {
+	open, err := orgsettings.SelfRegistrationOpen(ctx, db, orgID)
+	if err != nil {
+		return nil, err
+	}
+	if !open {
+		return nil, errRegistrationClosed
+	}
+	role, err := roleForAssignment(ctx, db, orgID, nil)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := rolePermissions(ctx, db, role.ID)
+	if err != nil {
+		return nil, err
+	}
+	if bad := forbiddenForDefault(perms); len(bad) > 0 {
+		return nil, apperr.Forbiddenf("self-registration is disabled for this organization: its default role carries %s, which self-registered users may not hold",
+			strings.Join(bad, ", "))
+	}
+	return role, nil
+}
+
+// newUser validates and prepares a user row, hashing the password.
+func (s *Service) newUser(ctx context.Context, email, password, fullName string) (*models.User, error) {
+	u, err := validNewUser(email, password, fullName)
+	if err != nil {
+		return nil, err
+	}
+	if u.PasswordHash, err = s.hashPassword(ctx, password); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// validNewUser validates a new user's fields and returns the row without its
+// password hash.
+func validNewUser(email, password, fullName string) (*models.User, error) {
 	email, err := normalizeEmail(email)
 	if err != nil {
 		return nil, err
@@ -78,11 +126,7 @@ func (s *Service) newUser(email, password, fullName string) (*models.User, error
 	if len(fullName) > 200 {
 		return nil, apperr.Invalidf("full_name must be at most 200 characters")
 	}
-	hash, err := HashPassword(password)
-	if err != nil {
-		return nil, err
-	}
-	return &models.User{Email: email, PasswordHash: hash, FullName: fullName, IsActive: true, IsAvailable: true}, nil
+	return &models.User{Email: email, FullName: fullName, IsActive: true, IsAvailable: true}, nil
 }
 
 func insertUserWithMembership(tx *gorm.DB, u *models.User, orgID, roleID uuid.UUID) error {
@@ -132,13 +176,17 @@ func (s *Service) checkCredentials(ctx context.Context, email, password string) 
 	var u models.User
 	err := s.db.WithContext(ctx).Where("lower(email) = ?", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		VerifyPassword(dummyHash(), password)
+		if _, err := s.verifyPassword(ctx, dummyHash(), password); err != nil {
+			return nil, err
+		}
 		return nil, errBadLogin
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !VerifyPassword(u.PasswordHash, password) {
+	if match, err := s.verifyPassword(ctx, u.PasswordHash, password); err != nil {
+		return nil, err
+	} else if !match {
 		return nil, errBadLogin
 	}
 	if !u.IsActive {
@@ -254,6 +302,9 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 // SwitchOrg opens a session in another organization the user belongs to, with
 // the role and permissions the user has there.
 func (s *Service) SwitchOrg(ctx context.Context, p *Principal, orgIDRaw string) (*Session, error) {
+	if err := sessionOnly(p, "switch organization"); err != nil {
+		return nil, err
+	}
 	orgID, err := uuid.Parse(strings.TrimSpace(orgIDRaw))
 	if err != nil {
 		return nil, apperr.Invalidf("organization_id must be a UUID")
@@ -272,6 +323,9 @@ func (s *Service) SwitchOrg(ctx context.Context, p *Principal, orgIDRaw string) 
 // every refresh token of the user, so other sessions end at their next
 // refresh.
 func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, next string) error {
+	if err := sessionOnly(p, "change a password"); err != nil {
+		return err
+	}
 	if current == "" {
 		return apperr.Invalidf("current_password is required")
 	}
@@ -285,10 +339,12 @@ func (s *Service) ChangePassword(ctx context.Context, p *Principal, current, nex
 	if err := s.db.WithContext(ctx).Take(&u, "id = ?", p.UserID).Error; err != nil {
 		return notFound(err, "user not found")
 	}
-	if !VerifyPassword(u.PasswordHash, current) {
+	if match, err := s.verifyPassword(ctx, u.PasswordHash, current); err != nil {
+		return err
+	} else if !match {
 		return apperr.Invalidf("current password is incorrect")
 	}
-	hash, err := HashPassword(next)
+	hash, err := s.hashPassword(ctx, next)
 	if err != nil {
 		return err
 	}

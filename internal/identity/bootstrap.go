@@ -37,7 +37,7 @@ func (s *Service) Bootstrap(ctx context.Context, in BootstrapInput) (created boo
 		if in.Password == "" {
 			return ErrBootstrapPasswordMissing
 		}
-		user, err := s.newUser(in.Email, in.Password, "Administrator")
+		user, err := s.newUser(ctx, in.Email, in.Password, "Administrator")
 		if err != nil {
 			var ae *apperr.Error
 			if errors.As(err, &ae) {
@@ -46,7 +46,10 @@ func (s *Service) Bootstrap(ctx context.Context, in BootstrapInput) (created boo
 			return err
 		}
 		user.IsSuperAdmin = true
-		org, admin, err := createOrganization(ctx, tx, in.OrgName)
+		// The bootstrap organization is closed to self-registration: on a
+		// fresh install anyone who learns its id could otherwise join the
+		// operator's own organization.
+		org, admin, err := createOrganization(ctx, tx, in.OrgName, false)
 		if err != nil {
 			return err
 		}

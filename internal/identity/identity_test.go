@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"wharf/internal/apperr"
 	"wharf/internal/database"
 	"wharf/internal/identity"
+	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/models"
 )
@@ -123,4 +127,134 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// The router keeps API keys off these operations; the domain refuses them
+// too, whoever calls it.
+func TestAPIKeyPrincipalsCannotManageIdentities(t *testing.T) {
+	s, _ := service(t)
+	ctx := context.Background()
+	if _, err := s.Bootstrap(ctx, identity.BootstrapInput{Email: "root@x.com", Password: "password-123", OrgName: "First"}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.Login(ctx, "root@x.com", "password-123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := *sess.Principal
+	keyID := uuid.New()
+	key.APIKeyID = &keyID
+	p, id, pw := &key, uuid.New(), "password-123"
+	for name, call := range map[string]func() error{
+		"create user": func() error {
+			_, err := s.CreateUser(ctx, p, identity.CreateUserInput{Email: "u@x.com", Password: pw, FullName: "U"})
+			return err
+		},
+		"update user": func() error {
+			_, err := s.UpdateUser(ctx, p, id, identity.UpdateUserInput{Password: &pw})
+			return err
+		},
+		"delete user": func() error { return s.DeleteUser(ctx, p, id) },
+		"add member":  func() error { return s.AddMember(ctx, p, identity.AddMemberInput{UserID: &id}) },
+		"change member role": func() error {
+			return s.UpdateMemberRole(ctx, p, id, &id)
+		},
+		"remove member": func() error { return s.RemoveMember(ctx, p, id) },
+		"create role": func() error {
+			name, perms := "R", []string{}
+			_, err := s.CreateRole(ctx, p, identity.RoleInput{Name: &name, Permissions: &perms})
+			return err
+		},
+		"update role": func() error {
+			_, err := s.UpdateRole(ctx, p, id, identity.RoleInput{})
+			return err
+		},
+		"delete role": func() error { return s.DeleteRole(ctx, p, id) },
+		"create API key": func() error {
+			_, err := s.CreateAPIKey(ctx, p, "k", nil)
+			return err
+		},
+		"switch organization": func() error {
+			_, err := s.SwitchOrg(ctx, p, p.OrgID.String())
+			return err
+		},
+		"change password": func() error { return s.ChangePassword(ctx, p, pw, "new-password-1") },
+		"create organization": func() error {
+			_, err := s.CreateOrganization(ctx, p, "Minted")
+			return err
+		},
+	} {
+		err := call()
+		if !apperr.Is(err, apperr.Forbidden) || !strings.Contains(err.Error(), "API keys cannot") {
+			t.Errorf("%s with an API-key principal: %v", name, err)
+		}
+	}
+	if _, err := s.Login(ctx, "root@x.com", "password-123"); err != nil {
+		t.Fatalf("password changed: %v", err)
+	}
+}
+
+// Migration 00005 closes self-registration in the oldest organization of a
+// database that predates the setting, and leaves the others and any explicit
+// choice alone.
+func TestMigrationClosesAnExistingBootstrapOrganization(t *testing.T) {
+	dsn := testenv.DatabaseURL(t)
+	db, err := database.Open(context.Background(), dsn, testenv.Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { database.Close(db) })
+	s := identity.NewService(db, identity.NewTokens(testenv.RandomKey(), time.Hour, 7*24*time.Hour), nil, testenv.Quiet())
+	ctx := context.Background()
+	if _, err := s.Bootstrap(ctx, identity.BootstrapInput{Email: "root@x.com", Password: "password-123", OrgName: "First"}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := s.Login(ctx, "root@x.com", "password-123")
+	second, err := s.CreateOrganization(ctx, sess.Principal, "Second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(orgID uuid.UUID) bool {
+		t.Helper()
+		ok, err := orgsettings.SelfRegistrationOpen(ctx, db, orgID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if open(sess.Principal.OrgID) || !open(second.ID) {
+		t.Fatal("new installs: bootstrap organization must be closed, others open")
+	}
+	// The state before this change: no setting stored anywhere, and the
+	// migration not applied yet.
+	rewind := func() {
+		t.Helper()
+		for _, q := range []string{`UPDATE organizations SET settings = settings - 'self_registration_enabled'`,
+			`DELETE FROM goose_db_version WHERE version_id = 5`} {
+			if err := db.Exec(q).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rewind()
+	if !open(sess.Principal.OrgID) {
+		t.Fatal("unset must read as open")
+	}
+	if err := database.Migrate(ctx, dsn, testenv.Quiet()); err != nil {
+		t.Fatal(err)
+	}
+	if open(sess.Principal.OrgID) || !open(second.ID) {
+		t.Fatal("after the migration: the oldest organization must be closed, the others open")
+	}
+	// An explicit choice survives the migration.
+	rewind()
+	if err := db.Exec(`UPDATE organizations SET settings = settings || '{"self_registration_enabled": true}' WHERE id = ?`, sess.Principal.OrgID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := database.Migrate(ctx, dsn, testenv.Quiet()); err != nil {
+		t.Fatal(err)
+	}
+	if !open(sess.Principal.OrgID) {
+		t.Fatal("the migration overrode an explicit choice")
+	}
 }

@@ -63,6 +63,9 @@ type AddMemberInput struct {
 
 // AddMember makes an existing user a member of the caller's organization.
 func (s *Service) AddMember(ctx context.Context, p *Principal, in AddMemberInput) error {
+	if err := sessionOnly(p, "add members"); err != nil {
+		return err
+	}
 	if in.UserID == nil && strings.TrimSpace(in.Email) == "" {
 		return apperr.Invalidf("user_id or email is required")
 	}
@@ -97,8 +100,12 @@ func (s *Service) member(ctx context.Context, tx *gorm.DB, orgID, memberID uuid.
 	return &m, nil
 }
 
-// UpdateMemberRole changes a member's role.
+// UpdateMemberRole changes a member's role; the caller must hold every
+// permission the member holds here (checkMemberChange).
 func (s *Service) UpdateMemberRole(ctx context.Context, p *Principal, memberID uuid.UUID, roleID *uuid.UUID) error {
+	if err := sessionOnly(p, "change members' roles"); err != nil {
+		return err
+	}
 	if roleID == nil {
 		return apperr.Invalidf("role_id is required")
 	}
@@ -114,6 +121,9 @@ func (s *Service) UpdateMemberRole(ctx context.Context, p *Principal, memberID u
 		if role.ID == m.RoleID {
 			return nil
 		}
+		if err := checkMemberChange(ctx, tx, p, m.RoleID); err != nil {
+			return err
+		}
 		if wasAdmin, err := isAdminRole(ctx, tx, p.OrgID, m.RoleID); err != nil {
 			return err
 		} else if wasAdmin {
@@ -125,11 +135,18 @@ func (s *Service) UpdateMemberRole(ctx context.Context, p *Principal, memberID u
 	})
 }
 
-// RemoveMember removes a membership; the user account stays.
+// RemoveMember removes a membership; the user account stays. The caller
+// must hold every permission the member holds here (checkMemberChange).
 func (s *Service) RemoveMember(ctx context.Context, p *Principal, memberID uuid.UUID) error {
+	if err := sessionOnly(p, "remove members"); err != nil {
+		return err
+	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		m, err := s.member(ctx, tx, p.OrgID, memberID)
 		if err != nil {
+			return err
+		}
+		if err := checkMemberChange(ctx, tx, p, m.RoleID); err != nil {
 			return err
 		}
 		if wasAdmin, err := isAdminRole(ctx, tx, p.OrgID, m.RoleID); err != nil {

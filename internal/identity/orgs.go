@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/orgsettings"
 	"wharf/models"
 )
 
@@ -20,11 +21,14 @@ const MaxOrgNameLen = 100
 // CreateOrganization creates an organization with its system roles and makes
 // the creator its admin.
 func (s *Service) CreateOrganization(ctx context.Context, p *Principal, name string) (*models.Organization, error) {
+	if err := sessionOnly(p, "create organizations"); err != nil {
+		return nil, err
+	}
 	var org *models.Organization
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var admin *models.Role
 		var err error
-		if org, admin, err = createOrganization(ctx, tx, name); err != nil {
+		if org, admin, err = createOrganization(ctx, tx, name, true); err != nil {
 			return err
 		}
 		return tx.Create(&models.OrganizationMember{OrganizationID: org.ID, UserID: p.UserID, RoleID: admin.ID}).Error
@@ -32,7 +36,9 @@ func (s *Service) CreateOrganization(ctx context.Context, p *Principal, name str
 	return org, err
 }
 
-func createOrganization(ctx context.Context, tx *gorm.DB, name string) (*models.Organization, *models.Role, error) {
+// createOrganization creates the organization and its system roles;
+// selfRegistration is the initial self_registration_enabled setting.
+func createOrganization(ctx context.Context, tx *gorm.DB, name string, selfRegistration bool) (*models.Organization, *models.Role, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, nil, apperr.Invalidf("name is required")
@@ -40,7 +46,7 @@ func createOrganization(ctx context.Context, tx *gorm.DB, name string) (*models.
 	if len([]rune(name)) > MaxOrgNameLen {
 		return nil, nil, apperr.Invalidf("name must be at most %d characters", MaxOrgNameLen)
 	}
-	org := &models.Organization{Name: name, Slug: slugify(name), Settings: []byte("{}")}
+	org := &models.Organization{Name: name, Slug: slugify(name), Settings: orgsettings.Initial(selfRegistration)}
 	if err := tx.WithContext(ctx).Create(org).Error; err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -76,6 +77,38 @@ func VerifyPassword(hash, pw string) bool {
 	}
 	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// acquireHashSlot waits for one of the Service's argon2 slots, or for ctx to
+// end; release must be called when it returns nil.
+func (s *Service) acquireHashSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case s.hashSlots <- struct{}{}:
+		s.hashes.Add(1)
+		return func() { <-s.hashSlots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// hashPassword is HashPassword within the Service's concurrency bound.
+func (s *Service) hashPassword(ctx context.Context, pw string) (string, error) {
+	release, err := s.acquireHashSlot(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return HashPassword(pw)
+}
+
+// verifyPassword is VerifyPassword within the Service's concurrency bound.
+func (s *Service) verifyPassword(ctx context.Context, hash, pw string) (bool, error) {
+	release, err := s.acquireHashSlot(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	return VerifyPassword(hash, pw), nil
 }
 
 // dummyHash is verified against when a login names an unknown email, so that

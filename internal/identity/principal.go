@@ -48,6 +48,16 @@ func (p *Principal) PermissionList() []string {
 // ViaAPIKey reports whether the principal authenticated with an API key.
 func (p *Principal) ViaAPIKey() bool { return p.APIKeyID != nil }
 
+// sessionOnly refuses an API-key principal. The router already keeps keys
+// off these routes (SessionOnly); the domain refuses too, so that no other
+// caller of the method can forget it. what completes "API keys cannot ...".
+func sessionOnly(p *Principal, what string) error {
+	if p.ViaAPIKey() {
+		return apperr.Forbiddenf("API keys cannot %s; sign in as a user", what)
+	}
+	return nil
+}
+
 // principalRow is what loadPrincipal reads in one query.
 type principalRow struct {
 	UserID          uuid.UUID

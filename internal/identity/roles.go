@@ -75,6 +75,9 @@ type RoleInput struct {
 
 // CreateRole creates a custom role.
 func (s *Service) CreateRole(ctx context.Context, p *Principal, in RoleInput) (*RoleView, error) {
+	if err := sessionOnly(p, "create roles"); err != nil {
+		return nil, err
+	}
 	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
 		return nil, apperr.Invalidf("name is required")
 	}
@@ -93,6 +96,9 @@ func (s *Service) CreateRole(ctx context.Context, p *Principal, in RoleInput) (*
 
 // UpdateRole changes a custom role. System roles cannot be changed.
 func (s *Service) UpdateRole(ctx context.Context, p *Principal, id uuid.UUID, in RoleInput) (*RoleView, error) {
+	if err := sessionOnly(p, "change roles"); err != nil {
+		return nil, err
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var role models.Role
 		if err := tx.Scopes(tenant.Scope(p.OrgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
@@ -133,15 +139,24 @@ func (s *Service) saveRole(ctx context.Context, tx *gorm.DB, p *Principal, role 
 			return err
 		}
 	}
-	if in.IsDefault != nil && *in.IsDefault && !role.IsDefault {
+	makeDefault := in.IsDefault != nil && *in.IsDefault && !role.IsDefault
+	if in.IsDefault != nil && !*in.IsDefault && role.IsDefault {
+		return apperr.Invalidf("an organization needs a default role: mark another role as default instead")
+	}
+	// A rename of the default role is not checked: a default role stored
+	// before these rules must stay editable until its permissions are fixed.
+	if makeDefault || (role.IsDefault && in.Permissions != nil) {
+		if err := checkDefaultRole(ctx, tx, p, role, perms, in.Permissions != nil, makeDefault); err != nil {
+			return err
+		}
+	}
+	if makeDefault {
 		// one default role per organization: the new default replaces the old
 		if err := tx.Model(&models.Role{}).Scopes(tenant.Scope(p.OrgID)).Where("is_default").
 			Update("is_default", false).Error; err != nil {
 			return err
 		}
 		role.IsDefault = true
-	} else if in.IsDefault != nil && !*in.IsDefault && role.IsDefault {
-		return apperr.Invalidf("an organization needs a default role: mark another role as default instead")
 	}
 	role.UpdatedAt = s.now()
 	if err := tx.Save(role).Error; err != nil {
@@ -157,10 +172,13 @@ func (s *Service) saveRole(ctx context.Context, tx *gorm.DB, p *Principal, role 
 }
 
 // DeleteRole deletes a custom role that no member holds.
-func (s *Service) DeleteRole(ctx context.Context, orgID, id uuid.UUID) error {
+func (s *Service) DeleteRole(ctx context.Context, p *Principal, id uuid.UUID) error {
+	if err := sessionOnly(p, "delete roles"); err != nil {
+		return err
+	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var role models.Role
-		if err := tx.Scopes(tenant.Scope(orgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
+		if err := tx.Scopes(tenant.Scope(p.OrgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
 			return notFound(err, "role not found")
 		}
 		if role.IsSystem {
@@ -178,6 +196,53 @@ func (s *Service) DeleteRole(ctx context.Context, orgID, id uuid.UUID) error {
 		}
 		return tx.Delete(&role).Error
 	})
+}
+
+// defaultRoleForbidden are the resources none of whose permissions the
+// default role may carry, besides settings:update: the default role is what
+// anyone who self-registers receives, so it must not manage people, roles,
+// credentials, outbound data flows or the organization's settings.
+var defaultRoleForbidden = []string{"users", "roles", "api_keys", "webhooks"}
+
+// forbiddenForDefault returns the keys of perms the default role may not
+// carry, sorted.
+func forbiddenForDefault(perms []models.Permission) []string {
+	var bad []string
+	for _, perm := range perms {
+		if slices.Contains(defaultRoleForbidden, perm.Resource) || perm.Key() == "settings:update" {
+			bad = append(bad, perm.Key())
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+// checkDefaultRole enforces the default-role rules on a role that is or is
+// becoming the default. perms are its new permissions when changed is true;
+// otherwise its stored ones apply. Making a role the default needs
+// roles:update and every one of its permissions (checkGrantable already
+// covered new ones); no one, super admins included, may give the default
+// role a permission forbiddenForDefault names.
+func checkDefaultRole(ctx context.Context, tx *gorm.DB, p *Principal, role *models.Role, perms []models.Permission, changed, makeDefault bool) error {
+	if !changed && role.ID != uuid.Nil {
+		var err error
+		if perms, err = rolePermissions(ctx, tx, role.ID); err != nil {
+			return err
+		}
+	}
+	if makeDefault {
+		if !p.IsSuperAdmin && !p.Can("roles:update") {
+			return apperr.Forbiddenf("making a role the default needs roles:update")
+		}
+		if err := checkGrantable(p, perms); err != nil {
+			return err
+		}
+	}
+	if bad := forbiddenForDefault(perms); len(bad) > 0 {
+		return apperr.Invalidf("the default role may not carry %s: self-registered users receive it "+
+			"(no users:*, roles:*, api_keys:*, webhooks:* or settings:update)", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // checkGrantable stops privilege escalation: nobody but a super admin can

@@ -6,6 +6,8 @@ package identity
 
 import (
 	"log/slog"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -20,15 +22,40 @@ type Service struct {
 	log    *slog.Logger
 	usage  *keyUsage
 	now    func() time.Time
+
+	// hashSlots bounds the argon2 computations running at once in this
+	// process: each takes 19 MiB and a CPU for tens of milliseconds, so a
+	// burst of logins (or of guesses) must queue rather than exhaust memory.
+	hashSlots chan struct{}
+	// hashes counts the argon2 computations run, for tests and metrics.
+	hashes atomic.Int64
+}
+
+// Option changes a default of NewService.
+type Option func(*Service)
+
+// WithPasswordConcurrency sets how many password hashes or verifications may
+// run at once in this process (default: the number of CPUs, at least 2).
+func WithPasswordConcurrency(n int) Option {
+	return func(s *Service) { s.hashSlots = make(chan struct{}, max(n, 1)) }
 }
 
 // NewService wires the identity domain. enq may be nil in processes that
 // never authenticate API keys (the worker).
-func NewService(db *gorm.DB, tokens *Tokens, enq *jobs.Enqueuer, log *slog.Logger) *Service {
-	s := &Service{db: db, tokens: tokens, log: log, now: func() time.Time { return time.Now().UTC() }}
+func NewService(db *gorm.DB, tokens *Tokens, enq *jobs.Enqueuer, log *slog.Logger, opts ...Option) *Service {
+	s := &Service{db: db, tokens: tokens, log: log, now: func() time.Time { return time.Now().UTC() },
+		hashSlots: make(chan struct{}, max(2, runtime.NumCPU()))}
 	s.usage = newKeyUsage(enq, log)
+	for _, o := range opts {
+		o(s)
+	}
 	return s
 }
 
 // Tokens exposes the token signer (for expires_in).
 func (s *Service) Tokens() *Tokens { return s.tokens }
+
+// PasswordWork reports how many password hashes and verifications this
+// Service has run. Tests use it to prove that a refused attempt did no
+// argon2 work.
+func (s *Service) PasswordWork() int64 { return s.hashes.Load() }

@@ -82,8 +82,19 @@ type CreateUserInput struct {
 
 // CreateUser creates a user whose home is the caller's organization.
 func (s *Service) CreateUser(ctx context.Context, p *Principal, in CreateUserInput) (*UserView, error) {
-	user, err := s.newUser(in.Email, in.Password, in.FullName)
+	if err := sessionOnly(p, "create users"); err != nil {
+		return nil, err
+	}
+	user, err := validNewUser(in.Email, in.Password, in.FullName)
 	if err != nil {
+		return nil, err
+	}
+	// The role is checked before the password is hashed, so a refused
+	// request costs no argon2 work; the transaction checks it again.
+	if _, err := assignableRole(ctx, s.db, p, in.RoleID); err != nil {
+		return nil, err
+	}
+	if user.PasswordHash, err = s.hashPassword(ctx, in.Password); err != nil {
 		return nil, err
 	}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -106,9 +117,22 @@ type UpdateUserInput struct {
 	IsActive                  *bool
 }
 
+// errOwnPassword sends users to the endpoint that checks the current
+// password: a stolen session must not be enough to take over the account.
+var errOwnPassword = apperr.Forbiddenf("use PUT /api/me/password to change your own password: it asks for the current one")
+
 // UpdateUser changes a user. A member from another organization is only
-// theirs to manage there: here only their role can change.
+// theirs to manage there: here only their role can change. Changing another
+// user's password, email or active flag acts on their login everywhere, so
+// it follows checkAccountChange; a role change acts here only and follows
+// checkMemberChange.
 func (s *Service) UpdateUser(ctx context.Context, p *Principal, id uuid.UUID, in UpdateUserInput) (*UserView, error) {
+	if err := sessionOnly(p, "change users"); err != nil {
+		return nil, err
+	}
+	if in.Password != nil && id == p.UserID {
+		return nil, errOwnPassword
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		cur, err := userView(ctx, tx, p.OrgID, id)
 		if err != nil {
@@ -118,12 +142,16 @@ func (s *Service) UpdateUser(ctx context.Context, p *Principal, id uuid.UUID, in
 			return apperr.Forbiddenf("this user belongs to another organization: only their role can be changed here")
 		}
 		updates := map[string]any{}
+		accountChange := false // password, email or active flag: the login itself
 		if in.Email != nil {
 			email, err := normalizeEmail(*in.Email)
 			if err != nil {
 				return err
 			}
-			updates["email"] = email
+			if email != cur.Email {
+				updates["email"] = email
+				accountChange = true
+			}
 		}
 		if in.FullName != nil {
 			name := strings.TrimSpace(*in.FullName)
@@ -136,24 +164,30 @@ func (s *Service) UpdateUser(ctx context.Context, p *Principal, id uuid.UUID, in
 			if err := ValidatePassword("password", *in.Password); err != nil {
 				return err
 			}
-			hash, err := HashPassword(*in.Password)
-			if err != nil {
-				return err
-			}
-			updates["password_hash"] = hash
+			accountChange = true
 		}
-		if in.IsActive != nil && !*in.IsActive && cur.IsActive {
-			if id == p.UserID {
-				return apperr.Invalidf("you cannot deactivate yourself")
-			}
-			if err := guardAdmin(ctx, tx, p.OrgID, cur); err != nil {
-				return err
-			}
+		deactivate := in.IsActive != nil && !*in.IsActive && cur.IsActive
+		if deactivate && id == p.UserID {
+			return apperr.Invalidf("you cannot deactivate yourself")
 		}
-		if in.IsActive != nil {
+		if in.IsActive != nil && *in.IsActive != cur.IsActive {
 			updates["is_active"] = *in.IsActive
+			accountChange = true
+		}
+		if accountChange && id != p.UserID {
+			if err := checkAccountChange(ctx, tx, p, id); err != nil {
+				return err
+			}
+		}
+		if deactivate {
+			if err := ensureAdminEverywhere(ctx, tx, p.OrgID, id); err != nil {
+				return err
+			}
 		}
 		if in.RoleID != nil && *in.RoleID != cur.RoleID {
+			if err := checkMemberChange(ctx, tx, p, cur.RoleID); err != nil {
+				return err
+			}
 			role, err := assignableRole(ctx, tx, p, in.RoleID)
 			if err != nil {
 				return err
@@ -167,6 +201,14 @@ func (s *Service) UpdateUser(ctx context.Context, p *Principal, id uuid.UUID, in
 				Update("role_id", role.ID).Error; err != nil {
 				return err
 			}
+		}
+		if in.Password != nil {
+			// Hashed last: every check above has passed.
+			hash, err := s.hashPassword(ctx, *in.Password)
+			if err != nil {
+				return err
+			}
+			updates["password_hash"] = hash
 		}
 		if len(updates) > 0 {
 			updates["updated_at"] = s.now()
@@ -199,8 +241,14 @@ func guardAdmin(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, cur *UserView
 }
 
 // DeleteUser deletes a user of this organization, or, for a member from
-// another organization, removes the membership only.
+// another organization, removes the membership only. Deleting the account
+// removes it from every organization, so it follows checkAccountChange and
+// the last-admin guard of each; removing a membership follows
+// checkMemberChange.
 func (s *Service) DeleteUser(ctx context.Context, p *Principal, id uuid.UUID) error {
+	if err := sessionOnly(p, "delete users"); err != nil {
+		return err
+	}
 	if id == p.UserID {
 		return apperr.Invalidf("you cannot delete yourself")
 	}
@@ -209,11 +257,20 @@ func (s *Service) DeleteUser(ctx context.Context, p *Principal, id uuid.UUID) er
 		if err != nil {
 			return err
 		}
-		if err := guardAdmin(ctx, tx, p.OrgID, cur); err != nil {
+		if cur.IsMember {
+			if err := checkMemberChange(ctx, tx, p, cur.RoleID); err != nil {
+				return err
+			}
+			if err := guardAdmin(ctx, tx, p.OrgID, cur); err != nil {
+				return err
+			}
+			return tx.Where("organization_id = ? AND user_id = ?", p.OrgID, id).Delete(&models.OrganizationMember{}).Error
+		}
+		if err := checkAccountChange(ctx, tx, p, id); err != nil {
 			return err
 		}
-		if cur.IsMember {
-			return tx.Where("organization_id = ? AND user_id = ?", p.OrgID, id).Delete(&models.OrganizationMember{}).Error
+		if err := ensureAdminEverywhere(ctx, tx, p.OrgID, id); err != nil {
+			return err
 		}
 		return tx.Delete(&models.User{}, "id = ?", id).Error
 	})

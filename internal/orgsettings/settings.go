@@ -29,6 +29,9 @@ var Defaults = Settings{
 	DateFormat:          "YYYY-MM-DD",
 	MaxCallDuration:     3600,
 	TransferTimeoutSecs: 60,
+	// Open unless the organization says otherwise, as the spec shows; the
+	// bootstrap organization is created closed (see Initial).
+	SelfRegistrationEnabled: true,
 }
 
 // DateFormats are the accepted date_format values.
@@ -47,6 +50,9 @@ type Settings struct {
 	ProviderAppID        string
 	ProviderConfigID     string
 	HasProviderAppSecret bool
+	// SelfRegistrationEnabled lets anyone who knows the organization's id
+	// join it with its default role through POST /api/auth/register.
+	SelfRegistrationEnabled bool
 }
 
 // stored is the JSON kept in organizations.settings; nil means unset.
@@ -61,6 +67,9 @@ type stored struct {
 	RingbackFile        *string `json:"ringback_file,omitempty"`
 	ProviderAppID       *string `json:"provider_app_id,omitempty"`
 	ProviderConfigID    *string `json:"provider_config_id,omitempty"`
+	// SelfRegistrationEnabled: migration 00005 writes false into the
+	// oldest organization of a database that predates this setting.
+	SelfRegistrationEnabled *bool `json:"self_registration_enabled,omitempty"`
 }
 
 func (s stored) resolve(hasSecret bool) Settings {
@@ -75,6 +84,7 @@ func (s stored) resolve(hasSecret bool) Settings {
 	set(&out.RingbackFile, s.RingbackFile)
 	set(&out.ProviderAppID, s.ProviderAppID)
 	set(&out.ProviderConfigID, s.ProviderConfigID)
+	set(&out.SelfRegistrationEnabled, s.SelfRegistrationEnabled)
 	out.HasProviderAppSecret = hasSecret
 	return out
 }
@@ -109,6 +119,10 @@ func (s *Service) Get(ctx context.Context, orgID uuid.UUID) (string, Settings, e
 }
 
 func (s *Service) load(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (*models.Organization, stored, error) {
+	return loadOrg(ctx, db, orgID)
+}
+
+func loadOrg(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (*models.Organization, stored, error) {
 	var org models.Organization
 	if err := db.WithContext(ctx).Take(&org, "id = ?", orgID).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -141,6 +155,10 @@ type Update struct {
 	ProviderAppID       *string
 	ProviderConfigID    *string
 	ProviderAppSecret   *string
+	// SelfRegistrationEnabled needs nothing beyond settings:update, which the
+	// route requires: whoever may change the settings may open or close the
+	// organization.
+	SelfRegistrationEnabled *bool
 }
 
 // Apply validates u and merges it into the stored settings. The merge is a
@@ -148,10 +166,11 @@ type Update struct {
 // both survive.
 func (s *Service) Apply(ctx context.Context, orgID uuid.UUID, u Update) error {
 	patch := stored{
-		MaskPhoneNumbers: u.MaskPhoneNumbers,
-		CallingEnabled:   u.CallingEnabled,
-		ProviderAppID:    trimmed(u.ProviderAppID),
-		ProviderConfigID: trimmed(u.ProviderConfigID),
+		MaskPhoneNumbers:        u.MaskPhoneNumbers,
+		CallingEnabled:          u.CallingEnabled,
+		ProviderAppID:           trimmed(u.ProviderAppID),
+		ProviderConfigID:        trimmed(u.ProviderConfigID),
+		SelfRegistrationEnabled: u.SelfRegistrationEnabled,
 	}
 	if u.Timezone != nil {
 		tz := strings.TrimSpace(*u.Timezone)
@@ -228,6 +247,29 @@ func (s *Service) Apply(ctx context.Context, orgID uuid.UUID, u Update) error {
 		return apperr.NotFoundf("organization not found")
 	}
 	return nil
+}
+
+// Initial is the settings JSON a new organization is created with. Only
+// self-registration is written explicitly, so that the choice made at
+// creation (closed for the bootstrap organization, open for the others)
+// does not depend on a default that may change later.
+func Initial(selfRegistration bool) []byte {
+	b, err := json.Marshal(stored{SelfRegistrationEnabled: &selfRegistration})
+	if err != nil {
+		panic(err) // a struct of one bool always marshals
+	}
+	return b
+}
+
+// SelfRegistrationOpen reports whether the organization accepts
+// self-registration; an unknown organization is a 404. It reads through db so
+// that a caller can use it inside its transaction.
+func SelfRegistrationOpen(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (bool, error) {
+	_, st, err := loadOrg(ctx, db, orgID)
+	if err != nil {
+		return false, err
+	}
+	return st.resolve(false).SelfRegistrationEnabled, nil
 }
 
 // ProviderAppSecret returns the decrypted app secret, or "" when none is set.
