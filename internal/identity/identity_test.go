@@ -194,7 +194,7 @@ func TestAPIKeyPrincipalsCannotManageIdentities(t *testing.T) {
 	}
 }
 
-// Migration 00005 closes self-registration in the oldest organization of a
+// Migration 00008 closes self-registration in the oldest organization of a
 // database that predates the setting, and leaves the others and any explicit
 // choice alone.
 func TestMigrationClosesAnExistingBootstrapOrganization(t *testing.T) {
@@ -230,7 +230,7 @@ func TestMigrationClosesAnExistingBootstrapOrganization(t *testing.T) {
 	rewind := func() {
 		t.Helper()
 		for _, q := range []string{`UPDATE organizations SET settings = settings - 'self_registration_enabled'`,
-			`DELETE FROM goose_db_version WHERE version_id = 5`} {
+			`DELETE FROM goose_db_version WHERE version_id = 8`} {
 			if err := db.Exec(q).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -67,7 +67,7 @@ type stored struct {
 	RingbackFile        *string `json:"ringback_file,omitempty"`
 	ProviderAppID       *string `json:"provider_app_id,omitempty"`
 	ProviderConfigID    *string `json:"provider_config_id,omitempty"`
-	// SelfRegistrationEnabled: migration 00005 writes false into the
+	// SelfRegistrationEnabled: migration 00008 writes false into the
 	// oldest organization of a database that predates this setting.
 	SelfRegistrationEnabled *bool `json:"self_registration_enabled,omitempty"`
 }
