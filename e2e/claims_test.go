@@ -296,3 +296,32 @@ func TestTemplateUpdatesReachOnlyVerifiedAccounts(t *testing.T) {
 		t.Fatalf("%d template events stored for the owner, want 1", n)
 	}
 }
+
+// A token that can read a number proves access to the number, not that the
+// number belongs to the business account the claim names: naming another
+// business account (one the token can also reach) next to one's own number
+// does not verify, so its template updates never route to the claim.
+func TestClaimMustNameTheNumbersOwnBusinessAccount(t *testing.T) {
+	e := apptest.NewWithSim(t, nil, nil)
+	admin := e.Admin()
+	other := e.Sim.AddBusinessAccount(platformsim.BusinessAccount{Name: "Someone else", AccessToken: e.WABA.AccessToken})
+	id := claimNumber(t, e, admin, "Mixed", e.PhoneNumberID(), other.ID, e.WABA.AccessToken)
+	var res struct {
+		Connected bool   `json:"connected"`
+		Error     string `json:"error"`
+	}
+	e.Do("POST", "/api/accounts/"+id+"/test", nil, admin.Auth()).Expect(t, 200).Into(t, &res)
+	if res.Connected || !strings.Contains(res.Error, "not a number of business account") {
+		t.Fatalf("test answer %+v", res)
+	}
+	if row := accountRow(t, e, id); row.VerifiedAt != nil || row.Status != models.AccountPending {
+		t.Fatalf("claim %+v", row)
+	}
+	// Naming the right business account verifies.
+	e.Do("DELETE", "/api/accounts/"+id, nil, admin.Auth()).Expect(t, 200)
+	good := claimNumber(t, e, admin, "Right", e.PhoneNumberID(), e.WABA.ID, e.WABA.AccessToken)
+	e.Do("POST", "/api/accounts/"+good+"/test", nil, admin.Auth()).Expect(t, 200).Into(t, &res)
+	if !res.Connected {
+		t.Fatalf("right pair: %+v", res)
+	}
+}

@@ -343,13 +343,36 @@ type TestResult struct {
 
 // Test asks the provider for the account's phone number and stores what it
 // says; a working token verifies the claim. When another organization owns
+// readNumber reads the phone number with the account's token and checks
+// that it is one of the numbers of the business account the account names.
+// Reading it proves the token's access to the number; the business
+// account's list proves the pair, so that nobody receives another business
+// account's template updates by naming it next to a number of their own.
+func (s *Service) readNumber(ctx context.Context, cr platform.Creds) (*platform.PhoneNumber, error) {
+	pn, err := s.provider.PhoneNumber(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	phones, err := s.provider.PhoneNumbers(ctx, cr.AccessToken, cr.BusinessAccountID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range phones {
+		if p.ID == cr.PhoneNumberID {
+			return pn, nil
+		}
+	}
+	return nil, &platform.Error{Class: platform.Permanent,
+		Message: fmt.Sprintf("phone number %s is not a number of business account %s", cr.PhoneNumberID, cr.BusinessAccountID)}
+}
+
 // the number it is a 409 and nothing changes.
 func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*TestResult, error) {
 	a, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	pn, err := s.provider.PhoneNumber(ctx, a.Creds())
+	pn, err := s.readNumber(ctx, a.Creds())
 	if err != nil {
 		if _, ok := platform.AsError(err); !ok {
 			return nil, err
@@ -377,7 +400,7 @@ func (s *Service) Refresh(ctx context.Context, orgID, id uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	pn, err := s.provider.PhoneNumber(ctx, a.Creds())
+	pn, err := s.readNumber(ctx, a.Creds())
 	if err != nil {
 		if platform.ClassOf(err) == platform.Permanent {
 			s.markError(ctx, a, err)

@@ -98,7 +98,7 @@ func (s *Service) ExchangeToken(ctx context.Context, orgID uuid.UUID, in Exchang
 	// Reading the number with the token, alone or in its business account's
 	// list, proves the token's access to it.
 	if pn == nil || pn.PlatformType == "" {
-		if pn, err = s.provider.PhoneNumber(ctx, creds); err != nil {
+		if pn, err = s.readNumber(ctx, creds); err != nil {
 			return nil, providerFailure("reading the phone number", err)
 		}
 	}
