@@ -183,9 +183,11 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	if err != nil {
 		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
 	}
+	// ffmpeg serves one endpoint: without it the api starts, says so once
+	// here and in /readyz, and answers audio uploads 503.
 	transcoder, err := audio.NewTranscoder(c.FFmpegPath)
 	if err != nil {
-		return nil, fmt.Errorf("FFMPEG_PATH: %w", err)
+		log.Warn("audio uploads are disabled", "error", err)
 	}
 	ids := identity.NewService(in.DB, identity.NewTokens(c.JWTSecret, c.AccessTokenTTL, c.RefreshTokenTTL), in.Enq, log)
 	created, err := ids.Bootstrap(ctx, identity.BootstrapInput{Email: c.BootstrapAdminEmail, Password: c.BootstrapAdminPassword, OrgName: c.BootstrapOrgName})

@@ -72,6 +72,10 @@ func TooManyf(format string, args ...any) *Error { return newf(TooMany, format, 
 // Upstreamf reports a failure of the provider that the caller may retry (502).
 func Upstreamf(format string, args ...any) *Error { return newf(Upstream, format, args...) }
 
+// Unavailablef reports that the server cannot do this now or as configured
+// (503), such as a feature whose tool is not installed.
+func Unavailablef(format string, args ...any) *Error { return newf(Unavailable, format, args...) }
+
 // KindOf returns the kind of err, Internal when it carries none.
 func KindOf(err error) Kind {
 	var e *Error
