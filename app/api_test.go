@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -48,5 +50,34 @@ func TestNewAPIWarnsOnceWithoutFFmpeg(t *testing.T) {
 	if len(warned) != 1 || !strings.Contains(warned[0].Message, "audio uploads are disabled") ||
 		!strings.Contains(warned[0].Attrs["error"], "apt-get install ffmpeg") {
 		t.Fatalf("want one warning about ffmpeg, got %+v", warned)
+	}
+}
+
+// Health probes come every few seconds: answered, they are logged at debug;
+// other requests stay at info.
+func TestProbesAreLoggedAtDebug(t *testing.T) {
+	log, logs := testenv.CaptureLogs()
+	a, err := app.NewAPI(context.Background(), apiConfig(t, nil), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptest.NewServer(a.Handler)
+	defer srv.Close()
+	for _, path := range []string{"/healthz", "/readyz", "/api/me"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	levels := map[string]slog.Level{}
+	for _, r := range logs.Records(slog.LevelDebug) {
+		if r.Message == "http request" {
+			levels[r.Attrs["path"]] = r.Level
+		}
+	}
+	if levels["/healthz"] != slog.LevelDebug || levels["/readyz"] != slog.LevelDebug || levels["/api/me"] != slog.LevelInfo {
+		t.Fatalf("request log levels %v", levels)
 	}
 }
