@@ -131,7 +131,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Inbound = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Messaging: d.Messaging,
-		Webhooks: d.Webhooks, Enqueuer: in.Enq, GlobalSecret: pc.PlatformAppSecret, Log: log})
+		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
 		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
