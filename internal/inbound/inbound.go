@@ -642,6 +642,10 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	s.db.WithContext(ctx).Where("processed_at < ?", s.now().Add(-72*time.Hour)).Delete(&models.InboundEvent{})
+	// Keep three days of processed events (index inbound_events_processed).
+	// A failed cleanup is retried by the next sweep.
+	if err := s.db.WithContext(ctx).Where("processed_at < ?", s.now().Add(-72*time.Hour)).Delete(&models.InboundEvent{}).Error; err != nil {
+		s.log.Warn("cannot delete processed inbound events", "error", err)
+	}
 	return len(keys), nil
 }

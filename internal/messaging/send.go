@@ -453,7 +453,9 @@ const unconfirmedAfter = 10 * time.Minute
 
 // SweepUnconfirmed re-enqueues queued sends whose task was lost, and fails
 // sends whose outcome stayed unknown: they are not repeated, because the
-// provider may have delivered them.
+// provider may have delivered them. The two statements use the partial
+// indexes messages_queued and messages_unconfirmed, so they read only the
+// pending sends, not every tenant's messages.
 func (s *Service) SweepUnconfirmed(ctx context.Context) (requeued, failed int64, err error) {
 	var lost []models.Message
 	err = s.db.WithContext(ctx).Select("id", "organization_id").
@@ -463,8 +465,12 @@ func (s *Service) SweepUnconfirmed(ctx context.Context) (requeued, failed int64,
 		return 0, 0, err
 	}
 	for _, m := range lost {
-		if _, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: m.OrganizationID, MessageID: m.ID}); err == nil {
+		_, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: m.OrganizationID, MessageID: m.ID})
+		switch {
+		case err == nil:
 			requeued++
+		case !errors.Is(err, jobs.ErrDuplicate): // a duplicate is a task still queued: nothing was lost
+			s.log.Warn("cannot re-enqueue a queued send; the next sweep retries", "message_id", m.ID, "error", err)
 		}
 	}
 	res := s.db.WithContext(ctx).Model(&models.Message{}).

@@ -93,8 +93,11 @@ func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.U
 		return
 	}
 	if d.ID%20 == 0 { // trim now and then, not on every attempt
-		db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
-			SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC OFFSET ? LIMIT 1)`, w.ID, w.ID, keepDeliveries)
+		err := db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
+			SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC OFFSET ? LIMIT 1)`, w.ID, w.ID, keepDeliveries).Error
+		if err != nil {
+			s.log.Warn("cannot trim the webhook delivery log", "webhook_id", w.ID, "error", err)
+		}
 	}
 }
 
