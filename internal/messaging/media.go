@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/apperr"
+	"wharf/internal/safehttp"
 	"wharf/platform"
 )
 
@@ -51,7 +52,7 @@ func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, i
 		return nil, apperr.Invalidf("type must be image, video, audio or document")
 	}
 	if err := s.policy.ValidateURL(in.URL); err != nil {
-		return nil, apperr.Invalidf("media_url is not allowed: %v", err)
+		return nil, apperr.Invalidf("media_url: %s", safehttp.Public(err))
 	}
 	if len([]rune(in.Caption)) > 1024 {
 		return nil, apperr.Invalidf("caption must be at most 1024 characters")
@@ -100,7 +101,7 @@ func (s *Service) checkMedia(ctx context.Context, link string, rule mediaRule) e
 	}
 	res, err := s.media.Do(head)
 	if err != nil {
-		return apperr.Invalidf("media_url could not be reached: %v", err)
+		return s.unreachable(err)
 	}
 	res.Body.Close()
 	size := res.ContentLength
@@ -109,7 +110,7 @@ func (s *Service) checkMedia(ctx context.Context, link string, rule mediaRule) e
 		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 		res, err = s.media.Do(get)
 		if err != nil {
-			return apperr.Invalidf("media_url could not be reached: %v", err)
+			return s.unreachable(err)
 		}
 		defer res.Body.Close()
 		ctype = res.Header.Get("Content-Type")
@@ -128,6 +129,13 @@ func (s *Service) checkMedia(ctx context.Context, link string, rule mediaRule) e
 		return apperr.Invalidf("media is %s, over the limit: %s", humanBytes(size), rule.label)
 	}
 	return nil
+}
+
+// unreachable answers a failed media check with a fixed phrase: the error
+// names the address the host resolved to, which only the log may see.
+func (s *Service) unreachable(err error) error {
+	s.log.Info("media link check failed", "error", err)
+	return apperr.Invalidf("media_url: %s", safehttp.Public(err))
 }
 
 func humanBytes(n int64) string {
