@@ -45,7 +45,10 @@ type MediaInput struct {
 }
 
 // SendMedia sends media by link after checking, through the SSRF-safe
-// client, that the link answers with an allowed type and size.
+// client, that the link answers with an allowed type and size. The contact
+// is looked up (in the caller's organization) and its service window
+// checked first: no request goes to the link for a send that cannot
+// happen, nor on behalf of a caller naming another tenant's contact.
 func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, in MediaInput) (*Sent, error) {
 	rule, ok := MediaRules[in.Type]
 	if !ok {
@@ -60,6 +63,10 @@ func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, i
 	if in.Caption != "" && in.Type == "audio" {
 		return nil, apperr.Invalidf("audio messages cannot have a caption")
 	}
+	c, err := s.windowContact(ctx, orgID, in.ContactID)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkMedia(ctx, in.URL, rule); err != nil {
 		return nil, err
 	}
@@ -73,7 +80,7 @@ func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, i
 	if filename != "" {
 		content["filename"] = filename
 	}
-	return s.sendNow(ctx, orgID, actor, in.ContactID, outbound{typ: in.Type, content: content,
+	return s.sendTo(ctx, orgID, actor, c, outbound{typ: in.Type, content: content,
 		build: func(to string) platform.Message {
 			m := platform.NewMessage(to, in.Type)
 			media := &platform.Media{Link: in.URL, Caption: in.Caption, Filename: filename}

@@ -38,6 +38,17 @@ type outbound struct {
 // sendNow sends a free-form message and answers once the provider accepted
 // it. The contact must have written within the service window.
 func (s *Service) sendNow(ctx context.Context, orgID uuid.UUID, actor Actor, contactID uuid.UUID, ob outbound) (*Sent, error) {
+	c, err := s.windowContact(ctx, orgID, contactID)
+	if err != nil {
+		return nil, err
+	}
+	return s.sendTo(ctx, orgID, actor, c, ob)
+}
+
+// windowContact finds the contact in the organization and checks that it
+// wrote within the service window: the first thing a free-form send does,
+// before any other work on its behalf.
+func (s *Service) windowContact(ctx context.Context, orgID, contactID uuid.UUID) (*models.Contact, error) {
 	c, err := s.contacts.Contact(ctx, orgID, contactID)
 	if err != nil {
 		return nil, err
@@ -45,6 +56,11 @@ func (s *Service) sendNow(ctx context.Context, orgID uuid.UUID, actor Actor, con
 	if c.LastInboundAt == nil || s.now().Sub(*c.LastInboundAt) > ServiceWindow {
 		return nil, apperr.Invalidf("the contact has not written in the last 24 hours: outside the customer-service window only templates can be sent")
 	}
+	return c, nil
+}
+
+// sendTo sends ob to a contact found by windowContact.
+func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob outbound) (*Sent, error) {
 	a, err := s.accounts.ForSending(ctx, orgID, "", c.AccountID)
 	if err != nil {
 		return nil, err
