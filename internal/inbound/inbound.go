@@ -116,8 +116,8 @@ type pending struct {
 	payload    any
 }
 
-// MaxBody bounds a provider webhook's body.
-const MaxBody = 4 << 20
+// maxBody bounds a provider webhook's body.
+const maxBody = 4 << 20
 
 // The webhooks refused per client address are limited: past 30 a minute
 // the address is answered 429 before its body is read, so a flood of forged
@@ -134,12 +134,12 @@ const (
 // a webhook with no verified entry is refused: nothing unsigned is stored.
 //
 // Every refused webhook counts a failure for source (maxSourceFailures a
-// minute, then 429 until the minute has passed), with
-// one exception: a signature that fails only the own app secret of the
-// organization the webhook names counts for source and that phone number
-// (or business account) together. The provider sends every app's webhooks
-// from the same addresses, so a tenant whose configured secret is wrong
-// must not get the provider's addresses blocked for every other tenant.
+// minute, then 429 until the minute has passed), with one exception: a
+// signature that fails only the own app secret of the organization the
+// webhook names counts for source and that phone number (or business
+// account) together. The provider sends every app's webhooks from the same
+// addresses, so a tenant whose configured secret is wrong must not get the
+// provider's addresses blocked for every other tenant.
 func (s *Service) Intake(ctx context.Context, source, signature string, body io.Reader) (int, error) {
 	if wait := s.blocked(ctx, failureKey(source, "")); wait > 0 {
 		return 0, tooManyFailures(wait)
@@ -192,12 +192,12 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 	if !validSignatureHeader(signature) {
 		return 0, addr, apperr.Unauthorizedf("missing or malformed %s: want sha256=<hex HMAC-SHA256 of the body>", platform.SignatureHeader)
 	}
-	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+	body, err := io.ReadAll(io.LimitReader(r, maxBody+1))
 	if err != nil {
 		return 0, "", err
 	}
-	if len(body) > MaxBody {
-		return 0, addr, apperr.TooLargef("the webhook body is larger than %d MB", MaxBody>>20)
+	if len(body) > maxBody {
+		return 0, addr, apperr.TooLargef("the webhook body is larger than %d MB", maxBody>>20)
 	}
 	global := platform.VerifySignature(s.globalSecret, body, signature)
 	var p platform.WebhookPayload
@@ -273,7 +273,9 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 				}
 			}
 			if route == nil {
-				s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
+				if global { // a forged webhook's numbers are not worth a log line
+					s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
+				}
 				continue
 			}
 			if !verified(*route) {
