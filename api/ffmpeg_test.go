@@ -11,7 +11,7 @@ import (
 // /readyz, and answers audio uploads 503 naming ffmpeg and how to install it;
 // input that is invalid anyway is still a 400, and other routes work.
 func TestAPIStartsWithoutFFmpeg(t *testing.T) {
-	e := apptest.New(t, map[string]string{"FFMPEG_PATH": "/nonexistent/ffmpeg"})
+	e := apptest.New(t, map[string]string{"FFMPEG_PATH": "/nonexistent"})
 	r := e.Do("GET", "/readyz", nil, nil).Expect(t, 200)
 	var ready map[string]string
 	r.Into(t, &ready)

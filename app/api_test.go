@@ -36,7 +36,7 @@ func apiConfig(t *testing.T, overrides map[string]string) config.API {
 // what is disabled and how to install ffmpeg.
 func TestNewAPIWarnsOnceWithoutFFmpeg(t *testing.T) {
 	log, logs := testenv.CaptureLogs()
-	a, err := app.NewAPI(context.Background(), apiConfig(t, map[string]string{"FFMPEG_PATH": "/nonexistent/ffmpeg"}), log)
+	a, err := app.NewAPI(context.Background(), apiConfig(t, map[string]string{"FFMPEG_PATH": "/nonexistent"}), log)
 	if err != nil {
 		t.Fatalf("api did not start without ffmpeg: %v", err)
 	}
