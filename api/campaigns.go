@@ -309,8 +309,9 @@ func (s *Server) campaignProgressStream(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	// A stream outlives the server's write timeout on purpose.
-	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
+	if err := noWriteDeadline(c); err != nil {
+		s.log.Warn("progress stream keeps the server's write timeout", "error", err)
+	}
 	c.Header("Content-Type", "text/event-stream")
 	c.Header("Cache-Control", "no-cache")
 	c.Header("X-Accel-Buffering", "no")

@@ -41,8 +41,11 @@ func (s *Server) requestLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	level := slog.LevelInfo
-	if c.Writer.Status() >= 500 {
+	switch {
+	case c.Writer.Status() >= 500:
 		level = slog.LevelError
+	case c.FullPath() == "/healthz" || c.FullPath() == "/readyz":
+		level = slog.LevelDebug // probes every few seconds; a failing one is still an error
 	}
 	s.log.Log(c.Request.Context(), level, "http request", "request_id", id, "method", c.Request.Method,
 		"path", c.Request.URL.Path, "status", c.Writer.Status(), "duration", time.Since(start),

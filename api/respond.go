@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -63,6 +64,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 		}
 		if status != http.StatusInternalServerError {
 			msg = ae.Message
+		}
+		if ae.RetryAfter > 0 {
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
 		}
 	case errors.As(err, &maxBytes):
 		status, msg = http.StatusRequestEntityTooLarge, "request body is too large"

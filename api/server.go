@@ -84,8 +84,8 @@ type Server struct {
 func New(d Deps) *Server {
 	return &Server{Deps: d, cfg: d.Config, identity: d.Identity, settings: d.Settings, limiter: d.Limiter, log: d.Log,
 		monAuth:      newMonitoringAuth(d.Identity, d.Config.MonitoringUser, d.Config.MonitoringPassword),
-		monGuard:     authguard.New(d.Redis, "wharf:authfail:monitoring", authguard.Monitoring()),
-		loginGuard:   authguard.New(d.Redis, "wharf:authfail:login", authguard.Login()),
+		monGuard:     authguard.New(d.Limiter, "wharf:authfail:monitoring", authguard.Monitoring()),
+		loginGuard:   authguard.New(d.Limiter, "wharf:authfail:login", authguard.Login()),
 		publicOrigin: publicOrigin(d.Config.PublicURL),
 		proxies:      parseProxies(d.Config.TrustedProxies),
 	}
@@ -285,7 +285,8 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) healthz(c *gin.Context) { ok(c, http.StatusOK, gin.H{"status": "alive"}) }
 
 // readyz reports whether PostgreSQL and Redis answer; a load balancer stops
-// sending traffic to a replica that cannot reach them.
+// sending traffic to a replica that cannot reach them. A missing ffmpeg is
+// reported but keeps the replica ready: only audio uploads need it.
 func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
@@ -301,5 +302,9 @@ func (s *Server) readyz(c *gin.Context) {
 			Message: "not ready: " + strings.Join(down, " and ") + " unreachable", Data: nil})
 		return
 	}
-	ok(c, http.StatusOK, gin.H{"database": "ok", "redis": "ok"})
+	ffmpeg := "ok"
+	if !s.settings.AudioEnabled() {
+		ffmpeg = "missing: audio uploads are disabled"
+	}
+	ok(c, http.StatusOK, gin.H{"database": "ok", "redis": "ok", "ffmpeg": ffmpeg})
 }

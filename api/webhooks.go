@@ -1,7 +1,6 @@
 package api
 
 import (
-	"io"
 	"net/http"
 	"time"
 
@@ -138,9 +137,6 @@ func (s *Server) webhookDeliveries(c *gin.Context) {
 	ok(c, http.StatusOK, gin.H{"items": items})
 }
 
-// maxInboundBody bounds provider webhook bodies.
-const maxInboundBody = 4 << 20
-
 // verifyInbound answers the provider's subscription handshake in plain text.
 func (s *Server) verifyInbound(c *gin.Context) {
 	challenge, err := s.Inbound.Verify(c.Request.Context(), c.Query("hub.mode"), c.Query("hub.verify_token"), c.Query("hub.challenge"))
@@ -152,14 +148,10 @@ func (s *Server) verifyInbound(c *gin.Context) {
 }
 
 // receiveInbound verifies, stores and acknowledges a provider webhook;
-// processing happens in the worker.
+// processing happens in the worker. The domain reads the body only once the
+// client address has passed its failure limit.
 func (s *Server) receiveInbound(c *gin.Context) {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxInboundBody))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	n, err := s.Inbound.Intake(c.Request.Context(), body, c.GetHeader(platform.SignatureHeader))
+	n, err := s.Inbound.Intake(c.Request.Context(), c.ClientIP(), c.GetHeader(platform.SignatureHeader), c.Request.Body)
 	if err != nil {
 		s.fail(c, err)
 		return

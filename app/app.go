@@ -131,7 +131,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Inbound = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Messaging: d.Messaging,
-		Webhooks: d.Webhooks, Enqueuer: in.Enq, GlobalSecret: pc.PlatformAppSecret, Log: log})
+		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
 		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
@@ -183,9 +183,11 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	if err != nil {
 		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
 	}
+	// ffmpeg serves one endpoint: without it the api starts, says so once
+	// here and in /readyz, and answers audio uploads 503.
 	transcoder, err := audio.NewTranscoder(c.FFmpegPath)
 	if err != nil {
-		return nil, fmt.Errorf("FFMPEG_PATH: %w", err)
+		log.Warn("audio uploads are disabled", "error", err)
 	}
 	ids := identity.NewService(in.DB, identity.NewTokens(c.JWTSecret, c.AccessTokenTTL, c.RefreshTokenTTL), in.Enq, log)
 	created, err := ids.Bootstrap(ctx, identity.BootstrapInput{Email: c.BootstrapAdminEmail, Password: c.BootstrapAdminPassword, OrgName: c.BootstrapOrgName})

@@ -1,6 +1,9 @@
 package e2e_test
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,7 +89,20 @@ func TestTenantIsolationOfMessagingResources(t *testing.T) {
 	}
 	// A template send naming A's contact is a 404 too, and lists are empty.
 	f.Do("POST", "/api/messages/template", map[string]any{"contact_id": contact.ID, "template_name": "x"}, b.Auth()).Expect(t, 404)
-	f.Do("POST", "/api/messages/media", map[string]any{"contact_id": contact.ID, "type": "image", "media_url": "https://x.example.com/a.png"}, b.Auth())
+	// So is a media send, and the contact is checked before the link is:
+	// no request reaches the media server on B's behalf.
+	var mediaHits atomic.Int64
+	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mediaHits.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Content-Length", "2048")
+	}))
+	defer media.Close()
+	f.Do("POST", "/api/messages/media", map[string]any{"contact_id": contact.ID, "type": "image", "media_url": media.URL + "/a.png"}, b.Auth()).
+		Expect(t, 404)
+	if n := mediaHits.Load(); n != 0 {
+		t.Errorf("the media link was requested %d times for a send naming another organization's contact", n)
+	}
 	// A's template id and account cannot be used by B either.
 	f.Do("POST", "/api/campaigns", map[string]any{"name": "B", "account_id": f.accountID, "template_id": tmpl.ID}, b.Auth()).Expect(t, 400)
 	f.Do("POST", "/api/templates/sync", map[string]any{"account_id": f.accountID}, b.Auth()).Expect(t, 404)

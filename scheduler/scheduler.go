@@ -113,7 +113,9 @@ func (s *Scheduler) fire(ctx context.Context, e Entry) {
 		s.log.Error("scheduler cannot enqueue", "entry", e.Name, "kind", p.Kind(), "error", err)
 	default:
 		s.Fired.Add(1)
-		s.log.Info("scheduled job enqueued", "entry", e.Name, "kind", p.Kind())
+		// Every tick of every entry: debug, or it floods the log once a
+		// second. Info is for leadership changes and failures.
+		s.log.Debug("scheduled job enqueued", "entry", e.Name, "kind", p.Kind())
 	}
 }
 

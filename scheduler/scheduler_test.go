@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -69,4 +70,56 @@ func TestOneLeaderFiresAndStandbyTakesOver(t *testing.T) {
 	apptest.Eventually(t, 3*time.Second, "standby takes over", b.IsLeader)
 	before := b.Fired.Load()
 	apptest.Eventually(t, 3*time.Second, "standby fires", func() bool { return b.Fired.Load() > before })
+}
+
+// Ticks are logged at debug: a leader firing every second logs nothing at
+// info or above but its leadership, while a failing enqueue is an error.
+func TestTicksAreDebugAndFailuresAreErrors(t *testing.T) {
+	url := testenv.RedisURL(t)
+	rdb := testenv.Redis(t, url)
+	rc := asynq.RedisClientOpt{Addr: rdb.Options().Addr, DB: rdb.Options().DB}
+	client := asynq.NewClient(rc)
+	defer client.Close()
+
+	log, logs := testenv.CaptureLogs()
+	s := scheduler.New(rdb, jobs.NewEnqueuer(client, nil), log, 900*time.Millisecond, entries())
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	apptest.Eventually(t, 5*time.Second, "three fires", func() bool { return s.Fired.Load() >= 3 })
+	stop()
+	<-done
+
+	var ticks int
+	for _, r := range logs.Records(slog.LevelDebug) {
+		if r.Attrs["entry"] == "tick" {
+			ticks++
+		}
+	}
+	if ticks < 3 {
+		t.Fatalf("%d ticks logged at debug, want one per fire", ticks)
+	}
+	for _, r := range logs.Records(slog.LevelInfo) {
+		if r.Message != "scheduler is leader" {
+			t.Errorf("logged at %s: %q %v", r.Level, r.Message, r.Attrs)
+		}
+	}
+
+	// A tick that cannot be enqueued (Redis gone) is an error.
+	log, logs = testenv.CaptureLogs()
+	closed := asynq.NewClient(rc)
+	_ = closed.Close()
+	s = scheduler.New(rdb, jobs.NewEnqueuer(closed, nil), log, 900*time.Millisecond, entries())
+	ctx, stop = context.WithCancel(context.Background())
+	go func() { done <- s.Run(ctx) }()
+	apptest.Eventually(t, 5*time.Second, "an enqueue error logged", func() bool {
+		for _, r := range logs.Records(slog.LevelError) {
+			if r.Message == "scheduler cannot enqueue" && r.Attrs["entry"] == "tick" {
+				return true
+			}
+		}
+		return false
+	})
+	stop()
+	<-done
 }

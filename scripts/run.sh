@@ -5,6 +5,11 @@
 # PostgreSQL and Redis instances from the locally installed server binaries,
 # with their data under .run/ (git-ignored). Secrets for local use are
 # generated once into .run/secrets.env.
+#
+# A missing PostgreSQL, Redis or ffmpeg is installed with apt-get when this
+# runs as root on a system that has it; otherwise the exact command is
+# printed. PostgreSQL and Redis are required; ffmpeg is optional: without it
+# only audio uploads are disabled, and everything else runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -35,6 +40,21 @@ export HTTP_ADDR="${HTTP_ADDR:-:8080}"
 
 deps() { ./bin/api check-deps 2>/dev/null || true; }
 
+# apt_install PKG: apt-get install it when running as root where apt-get exists;
+# fails otherwise (or when the installation fails), so the caller can print
+# installcmd PKG instead.
+apt_updated=
+apt_install() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+  say "installing $1 with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "$apt_updated" ]; then apt-get update -qq >/dev/null || return 1; apt_updated=1; fi
+  apt-get install -y -qq "$1" >/dev/null
+}
+installcmd() {
+  if command -v apt-get >/dev/null; then echo "sudo apt-get install $1"; else echo "install $1 with the system's package manager"; fi
+}
+
 # --- PostgreSQL --------------------------------------------------------------
 PGDIR="$RUN/postgres"   # private cluster: data, socket and log (owned by the server's user)
 PGPORT=55432
@@ -50,8 +70,9 @@ fi
 
 if ! deps | grep -q '^postgres: ok'; then
   PGBIN=$(pgbin)
+  if [ ! -x "$PGBIN/initdb" ] && apt_install postgresql; then PGBIN=$(pgbin); fi
   if [ ! -x "$PGBIN/initdb" ]; then
-    echo "PostgreSQL is not reachable at DATABASE_URL and no server is installed: install it (sudo apt-get install postgresql) or set DATABASE_URL." >&2
+    echo "PostgreSQL is not reachable at DATABASE_URL and no server is installed: install it ($(installcmd postgresql)) or set DATABASE_URL." >&2
     exit 1
   fi
   if [ ! -f "$PGDIR/data/PG_VERSION" ]; then
@@ -70,8 +91,8 @@ fi
 
 # --- Redis -------------------------------------------------------------------
 if ! deps | grep -q '^redis: ok'; then
-  if ! command -v redis-server >/dev/null; then
-    echo "Redis is not reachable at REDIS_URL and redis-server is not installed: install it (sudo apt-get install redis-server) or set REDIS_URL." >&2
+  if ! command -v redis-server >/dev/null && ! apt_install redis-server; then
+    echo "Redis is not reachable at REDIS_URL and redis-server is not installed: install it ($(installcmd redis-server)) or set REDIS_URL." >&2
     exit 1
   fi
   say "starting a private Redis on port 56379"
@@ -82,9 +103,9 @@ if ! deps | grep -q '^redis: ok'; then
   for _ in $(seq 50); do deps | grep -q '^redis: ok' && break; sleep 0.1; done
 fi
 
-if ! command -v "${FFMPEG_PATH:-ffmpeg}" >/dev/null; then
-  echo "ffmpeg is needed for audio uploads: install it (sudo apt-get install ffmpeg)." >&2
-  exit 1
+# ffmpeg is optional: the api starts without it and answers audio uploads 503.
+if ! command -v "${FFMPEG_PATH:-ffmpeg}" >/dev/null && { [ -n "${FFMPEG_PATH:-}" ] || ! apt_install ffmpeg; }; then
+  echo "warning: ffmpeg not found (${FFMPEG_PATH:-ffmpeg}): audio uploads are disabled; everything else runs. To enable them: $(installcmd ffmpeg), or set FFMPEG_PATH." >&2
 fi
 
 say "migrating $DATABASE_URL"

@@ -109,10 +109,13 @@ func logging(log *slog.Logger) asynq.MiddlewareFunc {
 			start := time.Now()
 			err := next.ProcessTask(ctx, t)
 			attrs := []any{"kind", t.Type(), "task_id", id, "duration", time.Since(start)}
+			// Debug only: the server's ErrorHandler warns of failures once,
+			// with the retry count, and the scheduled jobs (some every
+			// second) would otherwise flood the log.
 			if rl, limited := jobs.IsRateLimited(err); limited {
 				log.Debug("job waiting for rate limit", append(attrs, "retry_after", rl.RetryAfter)...)
 			} else if err != nil {
-				log.Info("job error", append(attrs, "error", err)...)
+				log.Debug("job error", append(attrs, "error", err)...)
 			} else {
 				log.Debug("job done", attrs...)
 			}

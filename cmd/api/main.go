@@ -62,7 +62,7 @@ func run(args []string) error {
 		return err
 	}
 	defer a.Close()
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := app.NewHTTPServer(cfg, a.Handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("api listening", "addr", cfg.HTTPAddr)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -33,6 +34,9 @@ type Error struct {
 	Kind    Kind
 	Message string
 	Err     error // optional cause, for logs only
+	// RetryAfter, when positive, tells the caller when to try again (the
+	// Retry-After header of a 429 or 503).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -69,8 +73,19 @@ func TooLargef(format string, args ...any) *Error { return newf(TooLarge, format
 // TooManyf reports a rate limit (429).
 func TooManyf(format string, args ...any) *Error { return newf(TooMany, format, args...) }
 
+// TooManyAfter reports a rate limit that lifts after d (429 with Retry-After).
+func TooManyAfter(d time.Duration, format string, args ...any) *Error {
+	e := newf(TooMany, format, args...)
+	e.RetryAfter = d
+	return e
+}
+
 // Upstreamf reports a failure of the provider that the caller may retry (502).
 func Upstreamf(format string, args ...any) *Error { return newf(Upstream, format, args...) }
+
+// Unavailablef reports that the server cannot do this now or as configured
+// (503), such as a feature whose tool is not installed.
+func Unavailablef(format string, args ...any) *Error { return newf(Unavailable, format, args...) }
 
 // KindOf returns the kind of err, Internal when it carries none.
 func KindOf(err error) Kind {

@@ -11,11 +11,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"wharf/internal/ratelimit"
 )
 
 // Policy is how many failures a guard tolerates within Window. A zero limit
@@ -45,22 +44,23 @@ type Attempt struct {
 	Address string // the client address
 }
 
-// Guard counts one policy's failures under one Redis key prefix.
+// Guard counts one policy's failures under one Redis key prefix, in the
+// fixed-window failure counters of internal/ratelimit.
 type Guard struct {
-	rdb    *redis.Client
-	prefix string
-	policy Policy
+	limiter *ratelimit.Limiter
+	prefix  string
+	policy  Policy
 }
 
 // New builds a guard; prefix separates the counters of different doors
 // (monitoring, login).
-func New(rdb *redis.Client, prefix string, policy Policy) *Guard {
-	return &Guard{rdb: rdb, prefix: prefix, policy: policy}
+func New(limiter *ratelimit.Limiter, prefix string, policy Policy) *Guard {
+	return &Guard{limiter: limiter, prefix: prefix, policy: policy}
 }
 
 type counter struct {
 	key   string
-	limit int
+	limit ratelimit.FailureLimit
 }
 
 // counters are the Redis keys a's failures are counted under. Accounts are
@@ -68,15 +68,16 @@ type counter struct {
 func (g *Guard) counters(a Attempt) []counter {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(a.Account))))
 	account := hex.EncodeToString(sum[:16])
+	limit := func(n int) ratelimit.FailureLimit { return ratelimit.FailureLimit{Max: n, Window: g.policy.Window} }
 	var out []counter
 	if g.policy.PerAccount > 0 {
-		out = append(out, counter{g.prefix + ":acct:" + account, g.policy.PerAccount})
+		out = append(out, counter{g.prefix + ":acct:" + account, limit(g.policy.PerAccount)})
 	}
 	if g.policy.PerAddress > 0 {
-		out = append(out, counter{g.prefix + ":addr:" + a.Address, g.policy.PerAddress})
+		out = append(out, counter{g.prefix + ":addr:" + a.Address, limit(g.policy.PerAddress)})
 	}
 	if g.policy.PerPair > 0 {
-		out = append(out, counter{g.prefix + ":pair:" + account + ":" + a.Address, g.policy.PerPair})
+		out = append(out, counter{g.prefix + ":pair:" + account + ":" + a.Address, limit(g.policy.PerPair)})
 	}
 	return out
 }
@@ -84,44 +85,26 @@ func (g *Guard) counters(a Attempt) []counter {
 // Locked reports whether a must be refused without checking its password,
 // and for how long the lock lasts (at least a second).
 func (g *Guard) Locked(ctx context.Context, a Attempt) (locked bool, retryAfter time.Duration, err error) {
-	cs := g.counters(a)
-	keys := make([]string, len(cs))
-	for i, c := range cs {
-		keys[i] = c.key
-	}
-	vals, err := g.rdb.MGet(ctx, keys...).Result()
-	if err != nil {
-		return false, 0, err
-	}
-	for i, v := range vals {
-		s, _ := v.(string)
-		n, _ := strconv.Atoi(s)
-		if v == nil || n < cs[i].limit {
-			continue
-		}
-		locked = true
-		ttl, err := g.rdb.PTTL(ctx, cs[i].key).Result()
+	for _, c := range g.counters(a) {
+		wait, err := g.limiter.Blocked(ctx, c.limit, c.key)
 		if err != nil {
-			return true, g.policy.Window, err
+			return false, 0, err
 		}
-		retryAfter = max(retryAfter, ttl)
+		retryAfter = max(retryAfter, wait)
 	}
-	if locked {
-		retryAfter = max(retryAfter, time.Second)
+	if retryAfter > 0 {
+		return true, max(retryAfter, time.Second), nil
 	}
-	return locked, retryAfter, nil
+	return false, 0, nil
 }
 
-// Fail counts one failed attempt on every counter of a. The expiry is set
-// only by the first failure of a window (PEXPIRE NX), in the same transaction
-// as the increment, so no counter is left without one.
+// Fail counts one failed attempt on every counter of a; the first failure of
+// a window opens it.
 func (g *Guard) Fail(ctx context.Context, a Attempt) error {
-	_, err := g.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, c := range g.counters(a) {
-			p.Incr(ctx, c.key)
-			p.Do(ctx, "PEXPIRE", c.key, g.policy.Window.Milliseconds(), "NX")
+	for _, c := range g.counters(a) {
+		if _, err := g.limiter.Fail(ctx, c.limit, c.key); err != nil {
+			return err
 		}
-		return nil
-	})
-	return err
+	}
+	return nil
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"wharf/internal/authguard"
+	"wharf/internal/ratelimit"
 	"wharf/internal/testenv"
 )
 
 func TestLockoutPerAccountAndAddressEndsWithTheWindow(t *testing.T) {
 	rdb := testenv.Redis(t, testenv.RedisURL(t))
 	ctx := context.Background()
-	g := authguard.New(rdb, "test:auth", authguard.Policy{Window: 600 * time.Millisecond, PerAccount: 3, PerAddress: 5})
+	g := authguard.New(ratelimit.New(rdb), "test:auth", authguard.Policy{Window: 600 * time.Millisecond, PerAccount: 3, PerAddress: 5})
 	locked := func(a authguard.Attempt) bool {
 		t.Helper()
 		l, retry, err := g.Locked(ctx, a)
@@ -68,7 +69,7 @@ func TestLockoutPerAccountAndAddressEndsWithTheWindow(t *testing.T) {
 func TestPairPolicyLocksOnlyThePair(t *testing.T) {
 	rdb := testenv.Redis(t, testenv.RedisURL(t))
 	ctx := context.Background()
-	g := authguard.New(rdb, "test:login", authguard.Policy{Window: time.Minute, PerAddress: 4, PerPair: 2})
+	g := authguard.New(ratelimit.New(rdb), "test:login", authguard.Policy{Window: time.Minute, PerAddress: 4, PerPair: 2})
 	a := authguard.Attempt{Account: "a@x.com", Address: "10.0.0.1"}
 	_ = g.Fail(ctx, a)
 	_ = g.Fail(ctx, a)

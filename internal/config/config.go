@@ -109,6 +109,14 @@ type API struct {
 	AccessTokenTTL  time.Duration `env:"ACCESS_TOKEN_TTL" envDefault:"1h"`
 	RefreshTokenTTL time.Duration `env:"REFRESH_TOKEN_TTL" envDefault:"168h"`
 
+	// HTTPReadTimeout bounds reading a whole request, body included (a
+	// 32 MB recipients import at 270 kB/s); HTTPWriteTimeout runs from the
+	// end of the headers to the end of the answer, so it also covers reading
+	// the body and must not be shorter. Streaming answers lift it.
+	HTTPReadTimeout  time.Duration `env:"HTTP_READ_TIMEOUT" envDefault:"2m"`
+	HTTPWriteTimeout time.Duration `env:"HTTP_WRITE_TIMEOUT" envDefault:"3m"`
+	HTTPIdleTimeout  time.Duration `env:"HTTP_IDLE_TIMEOUT" envDefault:"2m"`
+
 	RateLimitPerMinute     int `env:"RATE_LIMIT_PER_MINUTE" envDefault:"100"`
 	RateLimitBulkPerMinute int `env:"RATE_LIMIT_BULK_PER_MINUTE" envDefault:"10"`
 
@@ -172,6 +180,12 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	}
 	if c.RefreshTokenTTL <= c.AccessTokenTTL {
 		errs = append(errs, errors.New("REFRESH_TOKEN_TTL must be longer than ACCESS_TOKEN_TTL"))
+	}
+	if c.HTTPReadTimeout <= 0 || c.HTTPIdleTimeout <= 0 {
+		errs = append(errs, errors.New("HTTP_READ_TIMEOUT and HTTP_IDLE_TIMEOUT must be positive"))
+	}
+	if c.HTTPWriteTimeout < c.HTTPReadTimeout {
+		errs = append(errs, errors.New("HTTP_WRITE_TIMEOUT must be at least HTTP_READ_TIMEOUT: it also covers reading the body"))
 	}
 	if c.RateLimitPerMinute <= 0 {
 		errs = append(errs, errors.New("RATE_LIMIT_PER_MINUTE must be positive"))

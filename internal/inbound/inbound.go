@@ -12,8 +12,12 @@ package inbound
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,6 +28,7 @@ import (
 	"wharf/internal/contacts"
 	"wharf/internal/messaging"
 	"wharf/internal/phone"
+	"wharf/internal/ratelimit"
 	"wharf/internal/webhooks"
 	"wharf/jobs"
 	"wharf/models"
@@ -45,6 +50,8 @@ type Service struct {
 	messaging    *messaging.Service
 	webhooks     *webhooks.Service
 	enq          *jobs.Enqueuer
+	limiter      *ratelimit.Limiter
+	failures     ratelimit.FailureLimit
 	globalSecret string
 	verifyToken  string
 	log          *slog.Logger
@@ -64,7 +71,8 @@ type Deps struct {
 	Messaging    *messaging.Service
 	Webhooks     *webhooks.Service
 	Enqueuer     *jobs.Enqueuer
-	GlobalSecret string // PLATFORM_APP_SECRET
+	Limiter      *ratelimit.Limiter // counts refused webhooks per client address
+	GlobalSecret string             // PLATFORM_APP_SECRET
 	Log          *slog.Logger
 }
 
@@ -75,7 +83,8 @@ func (s *Service) SetVerifyToken(token string) { s.verifyToken = token }
 // NewService wires the inbound domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, messaging: d.Messaging, webhooks: d.Webhooks,
-		enq: d.Enqueuer, globalSecret: d.GlobalSecret, log: d.Log,
+		enq: d.Enqueuer, limiter: d.Limiter, failures: ratelimit.FailureLimit{Max: maxSourceFailures, Window: sourceFailureWindow},
+		globalSecret: d.GlobalSecret, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 
@@ -107,17 +116,93 @@ type pending struct {
 	payload    any
 }
 
-// Intake verifies a webhook and stores its events. The signature must match
-// the app secret of the organization owning the account an entry is about
-// (or the global PLATFORM_APP_SECRET); entries that fail are dropped, and a
-// webhook with no verified entry is refused: nothing unsigned is stored.
-func (s *Service) Intake(ctx context.Context, body []byte, signature string) (int, error) {
-	if signature == "" {
-		return 0, apperr.Unauthorizedf("missing " + platform.SignatureHeader)
+// maxBody bounds a provider webhook's body.
+const maxBody = 4 << 20
+
+// The webhooks refused per client address are limited: past 30 a minute
+// the address is answered 429 before its body is read, so a flood of forged
+// webhooks costs neither database work nor HMACs.
+const (
+	maxSourceFailures   = 30
+	sourceFailureWindow = time.Minute
+)
+
+// Intake verifies a webhook from the client address source and stores its
+// events. The signature must match the global PLATFORM_APP_SECRET, checked
+// first and without database work, or the app secret of the organization
+// owning the account an entry is about; entries that fail are dropped, and
+// a webhook with no verified entry is refused: nothing unsigned is stored.
+//
+// Every refused webhook counts a failure for source (maxSourceFailures a
+// minute, then 429 until the minute has passed), with one exception: a
+// signature that fails only the own app secret of the organization the
+// webhook names counts for source and that phone number (or business
+// account) together. The provider sends every app's webhooks from the same
+// addresses, so a tenant whose configured secret is wrong must not get the
+// provider's addresses blocked for every other tenant.
+func (s *Service) Intake(ctx context.Context, source, signature string, body io.Reader) (int, error) {
+	if wait := s.blocked(ctx, failureKey(source, "")); wait > 0 {
+		return 0, tooManyFailures(wait)
 	}
+	n, blame, err := s.intake(ctx, source, signature, body)
+	if err != nil && blame != "" {
+		s.countFailure(ctx, blame)
+	}
+	return n, err
+}
+
+func failureKey(source, subject string) string {
+	if subject == "" {
+		return "wharf:webhook-failures:" + source
+	}
+	return "wharf:webhook-failures:" + source + ":" + subject
+}
+
+func tooManyFailures(wait time.Duration) error {
+	return apperr.TooManyAfter(wait, "too many refused webhooks from this address; retry in %d seconds", int(wait.Seconds()+0.999))
+}
+
+// blocked reports how long the keys are blocked. Without Redis the limiter
+// is skipped: refusing the provider's webhooks would lose messages.
+func (s *Service) blocked(ctx context.Context, keys ...string) time.Duration {
+	wait, err := s.limiter.Blocked(ctx, s.failures, keys...)
+	if err != nil {
+		s.log.Warn("webhook failure limiter unavailable; webhook allowed", "error", err)
+		return 0
+	}
+	return wait
+}
+
+func (s *Service) countFailure(ctx context.Context, key string) {
+	n, err := s.limiter.Fail(context.WithoutCancel(ctx), s.failures, key)
+	switch {
+	case err != nil:
+		s.log.Warn("webhook failure limiter unavailable", "error", err)
+	case n == s.failures.Max:
+		s.log.Warn("refused webhooks: source blocked for the rest of the window", "key", key,
+			"failures", n, "window", s.failures.Window)
+	}
+}
+
+// intake does the work of Intake; on a refusal it also returns the failure
+// key to count ("" for failures that are not the caller's: a lost
+// connection, the database).
+func (s *Service) intake(ctx context.Context, source, signature string, r io.Reader) (int, string, error) {
+	addr := failureKey(source, "")
+	if !validSignatureHeader(signature) {
+		return 0, addr, apperr.Unauthorizedf("missing or malformed %s: want sha256=<hex HMAC-SHA256 of the body>", platform.SignatureHeader)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err != nil {
+		return 0, "", err
+	}
+	if len(body) > maxBody {
+		return 0, addr, apperr.TooLargef("the webhook body is larger than %d MB", maxBody>>20)
+	}
+	global := platform.VerifySignature(s.globalSecret, body, signature)
 	var p platform.WebhookPayload
 	if err := json.Unmarshal(body, &p); err != nil {
-		return 0, apperr.Invalidf("the webhook body is not valid JSON")
+		return 0, addr, apperr.Invalidf("the webhook body is not valid JSON")
 	}
 	type change struct {
 		entry  platform.WebhookEntry
@@ -133,7 +218,7 @@ func (s *Service) Intake(ctx context.Context, body []byte, signature string) (in
 			if c.Field == platform.FieldMessages {
 				var v platform.MessagesValue
 				if err := json.Unmarshal(c.Value, &v); err != nil {
-					return 0, apperr.Invalidf("a messages change is not valid JSON")
+					return 0, addr, apperr.Invalidf("a messages change is not valid JSON")
 				}
 				ch.msgs = &v
 				phoneIDs = append(phoneIDs, v.Metadata.PhoneNumberID)
@@ -141,26 +226,43 @@ func (s *Service) Intake(ctx context.Context, body []byte, signature string) (in
 			changes = append(changes, ch)
 		}
 	}
+	if !global {
+		// Only an organization's own app secret can still verify it: look
+		// the named numbers up, unless this address already failed too
+		// often for one of them.
+		if len(phoneIDs)+len(wabaIDs) == 0 {
+			return 0, addr, apperr.Unauthorizedf("invalid webhook signature")
+		}
+		var keys []string
+		for _, id := range append(append([]string{}, phoneIDs...), wabaIDs...) {
+			keys = append(keys, failureKey(source, id))
+		}
+		if wait := s.blocked(ctx, keys...); wait > 0 {
+			return 0, "", tooManyFailures(wait)
+		}
+	}
 	routes, err := s.accounts.Routes(ctx, phoneIDs, wabaIDs)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	checked := map[string]bool{}
-	signedBy := func(secret string) bool {
-		if secret == "" {
+	verified := func(r accounts.Route) bool {
+		if global {
+			return true
+		}
+		if r.AppSecret == "" {
 			return false
 		}
-		ok, seen := checked[secret]
+		ok, seen := checked[r.AppSecret]
 		if !seen {
-			ok = platform.VerifySignature(secret, body, signature)
-			checked[secret] = ok
+			ok = platform.VerifySignature(r.AppSecret, body, signature)
+			checked[r.AppSecret] = ok
 		}
 		return ok
 	}
-	verified := func(r accounts.Route) bool { return signedBy(r.AppSecret) || signedBy(s.globalSecret) }
 
 	var events []pending
-	anyVerified := signedBy(s.globalSecret)
+	anyVerified := global
 	for _, ch := range changes {
 		switch ch.change.Field {
 		case platform.FieldMessages:
@@ -171,7 +273,9 @@ func (s *Service) Intake(ctx context.Context, body []byte, signature string) (in
 				}
 			}
 			if route == nil {
-				s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
+				if global { // a forged webhook's numbers are not worth a log line
+					s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
+				}
 				continue
 			}
 			if !verified(*route) {
@@ -191,9 +295,37 @@ func (s *Service) Intake(ctx context.Context, body []byte, signature string) (in
 		}
 	}
 	if !anyVerified {
-		return 0, apperr.Unauthorizedf("invalid webhook signature")
+		return 0, blame(source, routes, phoneIDs), apperr.Unauthorizedf("invalid webhook signature")
 	}
-	return len(events), s.store(ctx, events)
+	return len(events), "", s.store(ctx, events)
+}
+
+// blame picks the failure key of a webhook nothing verified: the source and
+// the number of an organization with its own app secret when the webhook
+// names one (that secret may be misconfigured, and the provider's shared
+// addresses must stay usable for everyone else), else the source alone.
+func blame(source string, routes []accounts.Route, phoneIDs []string) string {
+	for _, r := range routes {
+		if r.AppSecret == "" {
+			continue
+		}
+		if slices.Contains(phoneIDs, r.PhoneNumberID) {
+			return failureKey(source, r.PhoneNumberID)
+		}
+		return failureKey(source, r.BusinessAccountID)
+	}
+	return failureKey(source, "")
+}
+
+// validSignatureHeader accepts sha256= and 64 hex digits, the only form the
+// provider sends, so a malformed header costs no reading of the body.
+func validSignatureHeader(h string) bool {
+	hexSum, ok := strings.CutPrefix(h, "sha256=")
+	if !ok || len(hexSum) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(hexSum)
+	return err == nil
 }
 
 // splitByContact cuts a messages change into one event per contact with
@@ -512,6 +644,10 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	s.db.WithContext(ctx).Where("processed_at < ?", s.now().Add(-72*time.Hour)).Delete(&models.InboundEvent{})
+	// Keep three days of processed events (index inbound_events_processed).
+	// A failed cleanup is retried by the next sweep.
+	if err := s.db.WithContext(ctx).Where("processed_at < ?", s.now().Add(-72*time.Hour)).Delete(&models.InboundEvent{}).Error; err != nil {
+		s.log.Warn("cannot delete processed inbound events", "error", err)
+	}
 	return len(keys), nil
 }

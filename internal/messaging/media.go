@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/apperr"
+	"wharf/internal/safehttp"
 	"wharf/platform"
 )
 
@@ -44,20 +45,27 @@ type MediaInput struct {
 }
 
 // SendMedia sends media by link after checking, through the SSRF-safe
-// client, that the link answers with an allowed type and size.
+// client, that the link answers with an allowed type and size. The contact
+// is looked up (in the caller's organization) and its service window
+// checked first: no request goes to the link for a send that cannot
+// happen, nor on behalf of a caller naming another tenant's contact.
 func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, in MediaInput) (*Sent, error) {
 	rule, ok := MediaRules[in.Type]
 	if !ok {
 		return nil, apperr.Invalidf("type must be image, video, audio or document")
 	}
 	if err := s.policy.ValidateURL(in.URL); err != nil {
-		return nil, apperr.Invalidf("media_url is not allowed: %v", err)
+		return nil, apperr.Invalidf("media_url: %s", safehttp.Public(err))
 	}
 	if len([]rune(in.Caption)) > 1024 {
 		return nil, apperr.Invalidf("caption must be at most 1024 characters")
 	}
 	if in.Caption != "" && in.Type == "audio" {
 		return nil, apperr.Invalidf("audio messages cannot have a caption")
+	}
+	c, err := s.windowContact(ctx, orgID, in.ContactID)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.checkMedia(ctx, in.URL, rule); err != nil {
 		return nil, err
@@ -72,7 +80,7 @@ func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, i
 	if filename != "" {
 		content["filename"] = filename
 	}
-	return s.sendNow(ctx, orgID, actor, in.ContactID, outbound{typ: in.Type, content: content,
+	return s.sendTo(ctx, orgID, actor, c, outbound{typ: in.Type, content: content,
 		build: func(to string) platform.Message {
 			m := platform.NewMessage(to, in.Type)
 			media := &platform.Media{Link: in.URL, Caption: in.Caption, Filename: filename}
@@ -100,7 +108,7 @@ func (s *Service) checkMedia(ctx context.Context, link string, rule mediaRule) e
 	}
 	res, err := s.media.Do(head)
 	if err != nil {
-		return apperr.Invalidf("media_url could not be reached: %v", err)
+		return s.unreachable(err)
 	}
 	res.Body.Close()
 	size := res.ContentLength
@@ -109,7 +117,7 @@ func (s *Service) checkMedia(ctx context.Context, link string, rule mediaRule) e
 		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 		res, err = s.media.Do(get)
 		if err != nil {
-			return apperr.Invalidf("media_url could not be reached: %v", err)
+			return s.unreachable(err)
 		}
 		defer res.Body.Close()
 		ctype = res.Header.Get("Content-Type")
@@ -128,6 +136,13 @@ func (s *Service) checkMedia(ctx context.Context, link string, rule mediaRule) e
 		return apperr.Invalidf("media is %s, over the limit: %s", humanBytes(size), rule.label)
 	}
 	return nil
+}
+
+// unreachable answers a failed media check with a fixed phrase: the error
+// names the address the host resolved to, which only the log may see.
+func (s *Service) unreachable(err error) error {
+	s.log.Info("media link check failed", "error", err)
+	return apperr.Invalidf("media_url: %s", safehttp.Public(err))
 }
 
 func humanBytes(n int64) string {

@@ -38,6 +38,17 @@ type outbound struct {
 // sendNow sends a free-form message and answers once the provider accepted
 // it. The contact must have written within the service window.
 func (s *Service) sendNow(ctx context.Context, orgID uuid.UUID, actor Actor, contactID uuid.UUID, ob outbound) (*Sent, error) {
+	c, err := s.windowContact(ctx, orgID, contactID)
+	if err != nil {
+		return nil, err
+	}
+	return s.sendTo(ctx, orgID, actor, c, ob)
+}
+
+// windowContact finds the contact in the organization and checks that it
+// wrote within the service window: the first thing a free-form send does,
+// before any other work on its behalf.
+func (s *Service) windowContact(ctx context.Context, orgID, contactID uuid.UUID) (*models.Contact, error) {
 	c, err := s.contacts.Contact(ctx, orgID, contactID)
 	if err != nil {
 		return nil, err
@@ -45,6 +56,11 @@ func (s *Service) sendNow(ctx context.Context, orgID uuid.UUID, actor Actor, con
 	if c.LastInboundAt == nil || s.now().Sub(*c.LastInboundAt) > ServiceWindow {
 		return nil, apperr.Invalidf("the contact has not written in the last 24 hours: outside the customer-service window only templates can be sent")
 	}
+	return c, nil
+}
+
+// sendTo sends ob to a contact found by windowContact.
+func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob outbound) (*Sent, error) {
 	a, err := s.accounts.ForSending(ctx, orgID, "", c.AccountID)
 	if err != nil {
 		return nil, err
@@ -453,7 +469,9 @@ const unconfirmedAfter = 10 * time.Minute
 
 // SweepUnconfirmed re-enqueues queued sends whose task was lost, and fails
 // sends whose outcome stayed unknown: they are not repeated, because the
-// provider may have delivered them.
+// provider may have delivered them. The two statements use the partial
+// indexes messages_queued and messages_unconfirmed, so they read only the
+// pending sends, not every tenant's messages.
 func (s *Service) SweepUnconfirmed(ctx context.Context) (requeued, failed int64, err error) {
 	var lost []models.Message
 	err = s.db.WithContext(ctx).Select("id", "organization_id").
@@ -463,8 +481,12 @@ func (s *Service) SweepUnconfirmed(ctx context.Context) (requeued, failed int64,
 		return 0, 0, err
 	}
 	for _, m := range lost {
-		if _, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: m.OrganizationID, MessageID: m.ID}); err == nil {
+		_, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: m.OrganizationID, MessageID: m.ID})
+		switch {
+		case err == nil:
 			requeued++
+		case !errors.Is(err, jobs.ErrDuplicate): // a duplicate is a task still queued: nothing was lost
+			s.log.Warn("cannot re-enqueue a queued send; the next sweep retries", "message_id", m.ID, "error", err)
 		}
 	}
 	res := s.db.WithContext(ctx).Model(&models.Message{}).

@@ -47,9 +47,19 @@ func (s *Service) audioExists(ctx context.Context, orgID uuid.UUID, kind, name s
 	return s.store.Exists(ctx, audioKey(orgID, name))
 }
 
+// ErrNoFFmpeg answers uploads on a server started without ffmpeg.
+var ErrNoFFmpeg = apperr.Unavailablef("audio uploads need ffmpeg, which is not installed on this server: " +
+	"install it (apt-get install ffmpeg) or set FFMPEG_PATH")
+
+// AudioEnabled reports whether uploads can be transcoded: the api starts
+// without ffmpeg and only this feature is off.
+func (s *Service) AudioEnabled() bool { return s.transcode != nil }
+
 // UploadAudio validates, transcodes and stores hold music or a ringback tone
 // and points the matching setting at it. Anything but OGG, Opus, MP3 or WAV
-// up to 5 MB is refused before anything is stored.
+// up to 5 MB is refused before anything is stored. Without ffmpeg a valid
+// upload is answered ErrNoFFmpeg; invalid input is still refused as invalid
+// first, since that answer does not depend on the server.
 func (s *Service) UploadAudio(ctx context.Context, orgID uuid.UUID, kind string, r io.Reader) (*AudioFile, error) {
 	if kind != HoldMusic && kind != Ringback {
 		return nil, apperr.Invalidf("type must be hold_music or ringback")
@@ -68,7 +78,7 @@ func (s *Service) UploadAudio(ctx context.Context, orgID uuid.UUID, kind string,
 		return nil, apperr.Invalidf("%v", err)
 	}
 	if s.transcode == nil {
-		return nil, errors.New("audio transcoder not configured")
+		return nil, ErrNoFFmpeg
 	}
 	out, err := s.transcode.ToOpus(ctx, data)
 	if errors.Is(err, audio.ErrUndecodable) {

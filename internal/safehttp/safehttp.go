@@ -23,25 +23,91 @@ import (
 type Policy struct {
 	// AllowPrivate admits loopback and private-network targets (and the
 	// localhost, .local and .internal names), for self-hosted setups and
-	// tests (OUTBOUND_ALLOW_PRIVATE). Link-local (cloud metadata) and
-	// unspecified addresses stay refused.
+	// tests (OUTBOUND_ALLOW_PRIVATE). Link-local (cloud metadata),
+	// unspecified and "this network" addresses stay refused.
 	AllowPrivate bool
 }
 
-// ErrBlocked is returned for a refused target.
+// ErrBlocked is returned for a refused target. Its text names the address,
+// for the server's log only: see Public.
 var ErrBlocked = errors.New("target address is not allowed")
 
-// cgnat is the carrier-grade NAT range, private in practice.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// What callers may show of a failure; see Public.
+const (
+	NotAllowed  = "the address is not allowed"
+	Unreachable = "could not be reached"
+)
+
+// urlError is a ValidateURL complaint about the form of the URL: it quotes
+// nothing but fixed text, so callers may show it.
+type urlError string
+
+func (e urlError) Error() string { return string(e) }
+
+// Public is what a caller may be told of err, an error of ValidateURL or of
+// a request made with Client: the complaint about a malformed URL,
+// NotAllowed for a refused target, and Unreachable for anything else. The
+// error's own text never reaches the caller: a dial error names the
+// address a host name resolved to, which would map the internal network
+// for whoever can choose the URL. Log the error itself.
+func Public(err error) string {
+	var ue urlError
+	switch {
+	case errors.Is(err, ErrBlocked):
+		return NotAllowed
+	case errors.As(err, &ue):
+		return string(ue)
+	}
+	return Unreachable
+}
+
+// Special-purpose IPv4 ranges that are neither Go's private nor loopback
+// ranges but reach inside networks all the same.
+var (
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")     // "this host on this network": 0.0.0.0 reaches localhost
+	cgnat       = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT, private in practice
+	benchmark   = netip.MustParsePrefix("198.18.0.0/15") // network benchmarking, never public
+)
+
+// IPv6 ranges that carry an IPv4 address, which a translator or relay may
+// deliver to: the embedded address gets the IPv4 rules.
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")   // well-known NAT64 prefix: the last 32 bits
+	nat64Loc   = netip.MustParsePrefix("64:ff9b:1::/48") // local-use NAT64 (RFC 8215): translates to the local network
+	sixToFour  = netip.MustParsePrefix("2002::/16")      // 6to4: bits 16-47
+	ipv4Compat = netip.MustParsePrefix("::/96")          // deprecated IPv4-compatible addresses: the last 32 bits
+)
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries, if it is
+// in one of the ranges that embed one.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), ipv4Compat.Contains(a) && !a.IsUnspecified() && !a.IsLoopback():
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
 
 // checkAddr refuses addresses that reach inside the network.
 func (p Policy) checkAddr(a netip.Addr) error {
 	a = a.Unmap()
+	if v4, ok := embeddedIPv4(a); ok {
+		if err := p.checkAddr(v4); err != nil {
+			return fmt.Errorf("%w (embedded in %s)", err, a)
+		}
+		return nil
+	}
 	switch {
-	case a.IsUnspecified(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsMulticast(),
+	case a.IsUnspecified(), thisNetwork.Contains(a), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsMulticast(),
 		a.IsInterfaceLocalMulticast(), a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return fmt.Errorf("%w: %s is unspecified, link-local or multicast", ErrBlocked, a)
-	case a.IsLoopback(), a.IsPrivate(), cgnat.Contains(a):
+		return fmt.Errorf("%w: %s is unspecified, this-network, link-local or multicast", ErrBlocked, a)
+	case a.IsLoopback(), a.IsPrivate(), cgnat.Contains(a), benchmark.Contains(a), nat64Loc.Contains(a):
 		if !p.AllowPrivate {
 			return fmt.Errorf("%w: %s is a loopback or private address", ErrBlocked, a)
 		}
@@ -50,27 +116,24 @@ func (p Policy) checkAddr(a netip.Addr) error {
 }
 
 // ValidateURL checks a URL when it is saved: http or https, a host, and no
-// internal host name or IP literal.
+// internal host name or IP literal. Show its error through Public.
 func (p Policy) ValidateURL(raw string) error {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
-		return errors.New("url must be an absolute http or https URL")
+		return urlError("must be an absolute http or https URL")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return errors.New("url scheme must be http or https")
+		return urlError("scheme must be http or https")
 	}
 	if u.User != nil {
-		return errors.New("url must not contain credentials")
+		return urlError("must not contain credentials")
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if host == "" {
-		return errors.New("url must have a host")
+		return urlError("must have a host")
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		return p.checkAddr(a)
-	}
-	if host == "0.0.0.0" {
-		return fmt.Errorf("%w: 0.0.0.0", ErrBlocked)
 	}
 	if !p.AllowPrivate && (host == "localhost" || strings.HasSuffix(host, ".localhost") ||
 		strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal")) {

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/safehttp"
 	"wharf/jobs"
 	"wharf/models"
 )
@@ -53,7 +54,7 @@ func (s *Service) post(ctx context.Context, w *models.Webhook, eventID uuid.UUID
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(payload))
 	if err != nil {
-		return Result{Error: err.Error(), Duration: time.Since(start)}
+		return s.failed(w, err, start)
 	}
 	for k, v := range w.Headers.V {
 		req.Header.Set(k, v)
@@ -71,7 +72,7 @@ func (s *Service) post(ctx context.Context, w *models.Webhook, eventID uuid.UUID
 	}
 	res, err := s.client.Do(req)
 	if err != nil {
-		return Result{Error: err.Error(), Duration: time.Since(start)}
+		return s.failed(w, err, start)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
@@ -80,6 +81,15 @@ func (s *Service) post(ctx context.Context, w *models.Webhook, eventID uuid.UUID
 		r.Error = fmt.Sprintf("endpoint answered %s", res.Status)
 	}
 	return r
+}
+
+// failed is an attempt that got no answer. The delivery log and the test
+// endpoint say only "the address is not allowed" or "could not be
+// reached": the error names the address the host resolved to, which would
+// map the internal network for whoever can set the URL. The log has it.
+func (s *Service) failed(w *models.Webhook, err error, start time.Time) Result {
+	s.log.Info("webhook delivery got no answer", "webhook_id", w.ID, "error", err)
+	return Result{Error: safehttp.Public(err), Duration: time.Since(start)}
 }
 
 // record keeps the attempt in the webhook's delivery log (the last 100).
@@ -93,8 +103,11 @@ func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.U
 		return
 	}
 	if d.ID%20 == 0 { // trim now and then, not on every attempt
-		db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
-			SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC OFFSET ? LIMIT 1)`, w.ID, w.ID, keepDeliveries)
+		err := db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
+			SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC OFFSET ? LIMIT 1)`, w.ID, w.ID, keepDeliveries).Error
+		if err != nil {
+			s.log.Warn("cannot trim the webhook delivery log", "webhook_id", w.ID, "error", err)
+		}
 	}
 }
 

@@ -58,7 +58,10 @@ func (s *Service) SweepUndispatched(ctx context.Context) (int, error) {
 	for _, ev := range rows {
 		s.Publish(ctx, ev.OrganizationID, ev.ID)
 	}
-	// Keep a week of dispatched events.
-	s.db.WithContext(ctx).Where("dispatched_at < ?", s.now().AddDate(0, 0, -7)).Delete(&models.Event{})
+	// Keep a week of dispatched events (index events_dispatched). A failed
+	// cleanup is retried by the next sweep.
+	if err := s.db.WithContext(ctx).Where("dispatched_at < ?", s.now().AddDate(0, 0, -7)).Delete(&models.Event{}).Error; err != nil {
+		s.log.Warn("cannot delete old webhook events", "error", err)
+	}
 	return len(rows), nil
 }

@@ -208,7 +208,7 @@ func (s *Service) apply(w *models.Webhook, in Input) error {
 	if in.URL != nil {
 		u := strings.TrimSpace(*in.URL)
 		if err := s.policy.ValidateURL(u); err != nil {
-			return apperr.Invalidf("url is not allowed: %v", err)
+			return apperr.Invalidf("url: %s", safehttp.Public(err))
 		}
 		w.URL = u
 	}
