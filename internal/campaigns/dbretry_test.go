@@ -23,10 +23,10 @@ func TestDBUnavailableTellsAnOutageFromABadStatement(t *testing.T) {
 	}{
 		{io.ErrUnexpectedEOF, true},
 		{errors.New("failed to connect: dial tcp 127.0.0.1:5432: connect: connection refused"), true},
-		{&pgconn.PgError{Code: "57P01"}, true}, // admin shutdown
-		{&pgconn.PgError{Code: "57P03"}, true}, // the database system is starting up
-		{&pgconn.PgError{Code: "08006"}, true}, // connection failure
-		{&pgconn.PgError{Code: "40P01"}, true}, // deadlock: run it again
+		{&pgconn.PgError{Code: "57P01"}, true},  // admin shutdown
+		{&pgconn.PgError{Code: "57P03"}, true},  // the database system is starting up
+		{&pgconn.PgError{Code: "08006"}, true},  // connection failure
+		{&pgconn.PgError{Code: "40P01"}, true},  // deadlock: run it again
 		{&pgconn.PgError{Code: "42601"}, false}, // syntax error
 		{&pgconn.PgError{Code: "23505"}, false}, // unique violation
 		{gorm.ErrRecordNotFound, false},
