@@ -78,6 +78,7 @@ func TestTenantIsolationOfMessagingResources(t *testing.T) {
 		{"POST", "/api/campaigns/" + campaign.ID + "/resume"},
 		{"POST", "/api/campaigns/" + campaign.ID + "/pause"},
 		{"POST", "/api/campaigns/" + campaign.ID + "/cancel"},
+		{"POST", "/api/campaigns/" + campaign.ID + "/resend-unknown"},
 		{"GET", "/api/campaigns/" + campaign.ID + "/progress"},
 		{"GET", "/api/campaigns/" + campaign.ID + "/progress/stream"},
 	} {
