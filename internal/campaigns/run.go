@@ -74,8 +74,8 @@ type cachedRun struct {
 // worker), sends that many recipients at once and, when no token is left,
 // returns a jobs.RateLimited with the time until the next token: asynq
 // re-enqueues it without counting a failure and the slot serves other
-// campaigns meanwhile. An unpaced lane sends one recipient at a time and
-// hands its slot over every sliceLength when other lanes wait for one.
+// campaigns meanwhile. An unpaced lane sends maxSendsAtOnce recipients at a
+// time and hands its slot over when other lanes starve for one.
 func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, generation int) error {
 	cr, err := s.loadRun(ctx, orgID, campaignID, generation)
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := 1
+		n := maxSendsAtOnce
 		if r.rate > 0 {
 			if tokens == 0 {
 				burst := r.rate * burstSeconds
