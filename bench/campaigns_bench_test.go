@@ -1,187 +1,179 @@
 package bench_test
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"wharf/internal/apptest"
+	"github.com/google/uuid"
+
+	"wharf/internal/testenv"
 	"wharf/platformsim"
 )
 
 // These benchmarks are fixed workloads: run them with -benchtime=1x (make
-// bench does). BENCH_CAMPAIGN_RECIPIENTS changes the size of the big one.
+// bench does). BENCH_CAMPAIGN_RECIPIENTS changes the size of the unpaced
+// campaign (default 20,000; the target is 100,000), BENCH_PACED_CAMPAIGNS the
+// number of paced ones (default 200).
 
-func campaignFixture(b *testing.B, tier string, env map[string]string, sim func(*platformsim.Config)) (*apptest.Fixture, string) {
-	base := map[string]string{"LOG_LEVEL": "error", "RATE_LIMIT_BULK_PER_MINUTE": "1000", "RATE_LIMIT_PER_MINUTE": "100000"}
-	for k, v := range env {
-		base[k] = v
-	}
-	f := apptest.NewFixture(b, base, sim)
-	f.Do("PUT", "/api/accounts/"+f.AccountID, map[string]any{"messaging_tier": tier}, f.Admin.Auth()).Expect(b, 200)
-	tmpl := f.SeedTemplate(f.OrgID, f.AccountID, "order_update", "Hi {{1}}, your order {{2}} shipped", false)
-	return f, tmpl.ID.String()
+// shop is one paced account of a many-campaigns system.
+type shop struct {
+	phoneID, accountID, templateID string
 }
 
-func createCampaign(b *testing.B, f *apptest.Fixture, templateID string, n int) string {
+// shops connects n accounts (one phone number each, in one business account)
+// to the system's organization, each with an approved template, and sets
+// their tier.
+func (s *system) shops(n int, tier string) []shop {
+	numbers := make([]platformsim.PhoneNumber, n)
+	for i := range numbers {
+		numbers[i] = platformsim.PhoneNumber{DisplayPhoneNumber: fmt.Sprintf("+1 555-030-%04d", i), VerifiedName: fmt.Sprintf("Shop %d", i)}
+	}
+	waba := s.Sim.AddBusinessAccount(platformsim.BusinessAccount{Name: "Shops", AccessToken: "token-" + testenv.RandomKey()[:16],
+		PhoneNumbers: numbers})
+	out := make([]shop, n)
+	for i, ph := range waba.PhoneNumbers {
+		var a struct{ ID string }
+		s.Do("POST", "/api/accounts", map[string]any{"name": fmt.Sprintf("Shop %d", i), "phone_number_id": ph.ID,
+			"business_account_id": waba.ID, "access_token": waba.AccessToken}, s.Admin.Auth()).Expect(s.b, 201).Into(s.b, &a)
+		s.Do("POST", "/api/accounts/"+a.ID+"/test", nil, s.Admin.Auth()).Expect(s.b, 200)
+		s.Do("PUT", "/api/accounts/"+a.ID, map[string]any{"messaging_tier": tier}, s.Admin.Auth()).Expect(s.b, 200)
+		out[i] = shop{phoneID: ph.ID, accountID: a.ID}
+	}
+	// The provider knows templates per business account: create it there
+	// once, and record it for every account here.
+	seeded := s.WABA
+	s.WABA = waba
+	first := s.SeedTemplate(s.OrgID, out[0].accountID, "offer", "Hi {{1}}, your order {{2}} shipped", false)
+	s.WABA = seeded
+	out[0].templateID = first.ID.String()
+	for i := 1; i < n; i++ {
+		t := first
+		t.ID, t.AccountID = uuid.New(), uuid.MustParse(out[i].accountID)
+		if err := s.DB.Create(&t).Error; err != nil {
+			s.b.Fatal(err)
+		}
+		out[i].templateID = t.ID.String()
+	}
+	return out
+}
+
+// campaign creates a draft campaign of n recipients for an account.
+func (s *system) campaign(accountID, templateID string, n int) string {
 	var c struct{ ID string }
-	f.Do("POST", "/api/campaigns", map[string]any{"name": "Bench", "account_id": f.AccountID, "template_id": templateID,
-		"variable_mapping": map[string]string{"1": "name", "2": "order_id"}}, f.Admin.Auth()).Expect(b, 201).Into(b, &c)
+	s.Do("POST", "/api/campaigns", map[string]any{"name": "Bench", "account_id": accountID, "template_id": templateID,
+		"variable_mapping": map[string]string{"1": "name", "2": "order_id"}}, s.Admin.Auth()).Expect(s.b, 201).Into(s.b, &c)
 	for start := 0; start < n; start += 50000 {
 		batch := make([]map[string]any, 0, 50000)
 		for i := start; i < min(start+50000, n); i++ {
 			batch = append(batch, map[string]any{"phone_number": fmt.Sprintf("+1556%07d", i), "name": fmt.Sprintf("Customer %d", i),
 				"order_id": fmt.Sprintf("A-%06d", i)})
 		}
-		f.Do("POST", "/api/campaigns/"+c.ID+"/recipients/import", map[string]any{"recipients": batch}, f.Admin.Auth()).Expect(b, 200)
+		s.Do("POST", "/api/campaigns/"+c.ID+"/recipients/import", map[string]any{"recipients": batch}, s.Admin.Auth()).Expect(s.b, 200)
 	}
 	return c.ID
 }
 
-func counter(f *apptest.Fixture, id, field string) int {
-	var v int
-	f.DB.Raw("SELECT "+field+" FROM campaigns WHERE id = ?", id).Scan(&v)
-	return v
+func (s *system) start(id string) {
+	s.Do("POST", "/api/campaigns/"+id+"/start", nil, s.Admin.Auth()).Expect(s.b, 200)
 }
 
-// procStats reads a process's CPU seconds and peak resident memory.
-func procStats(pid int) (cpu time.Duration, peakRSS int64) {
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-		utime, _ := strconv.ParseInt(fields[11], 10, 64)
-		stime, _ := strconv.ParseInt(fields[12], 10, 64)
-		cpu = time.Duration(utime+stime) * time.Second / 100 // clock ticks (USER_HZ = 100)
-	}
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-				peakRSS = kb << 10
-			}
-		}
-	}
-	return cpu, peakRSS
+// sends counts the provider's accepted sends of a phone number.
+func (s *system) sends(phoneID string) int {
+	return len(s.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: phoneID}))
 }
 
-// BenchmarkCampaignUnlimited sends a 100,000-recipient TIER_UNLIMITED
-// campaign through a worker process (CAMPAIGN_LANES lanes) to the simulator
-// with its throughput cap removed, then measures how long "delivered"
-// statuses for every message take to show in the campaign's counters.
+// workerStats reports the workers' CPU (cores over elapsed) and peak memory.
+func (s *system) workerStats(b *testing.B, c cpu, elapsed time.Duration) {
+	var peak int64
+	for _, w := range s.workers {
+		_, rss := procStats(w.Cmd.Process.Pid)
+		peak = max(peak, rss)
+	}
+	b.ReportMetric(c.worker.Seconds()/elapsed.Seconds(), "worker-cores")
+	b.ReportMetric(c.postgres.Seconds()/elapsed.Seconds(), "pg-cores")
+	b.ReportMetric(float64(peak)/(1<<20), "worker-peak-MiB")
+}
+
+// BenchmarkCampaignUnlimited sends one TIER_UNLIMITED campaign, from the
+// start until the provider has every send, with 1, 2 and 4 worker processes
+// (default settings), and reports the CPU spent per message.
 func BenchmarkCampaignUnlimited(b *testing.B) {
-	n := 100000
-	if v, err := strconv.Atoi(os.Getenv("BENCH_CAMPAIGN_RECIPIENTS")); err == nil && v > 0 {
-		n = v
-	}
-	lanes := os.Getenv("BENCH_CAMPAIGN_LANES")
-	if lanes == "" {
-		lanes = "16"
-	}
-	f, templateID := campaignFixture(b, "TIER_UNLIMITED", map[string]string{"CAMPAIGN_LANES": lanes, "CAMPAIGN_CONCURRENCY": lanes},
-		func(c *platformsim.Config) {
-			c.ThroughputPerSecond = -1
-			c.SentAfter, c.DeliveredAfter, c.ReadAfter = -1, -1, -1
+	n := envInt("BENCH_CAMPAIGN_RECIPIENTS", 20000)
+	for _, workers := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			s := newSystem(b, nil, nil, workers)
+			s.Do("PUT", "/api/accounts/"+s.AccountID, map[string]any{"messaging_tier": "TIER_UNLIMITED"}, s.Admin.Auth()).Expect(b, 200)
+			tmpl := s.SeedTemplate(s.OrgID, s.AccountID, "order_update", "Hi {{1}}, your order {{2}} shipped", false)
+			id := s.campaign(s.AccountID, tmpl.ID.String(), n)
+			cpu0 := s.cpu()
+			b.ResetTimer()
+			start := time.Now()
+			s.start(id)
+			done := waitFor(b, 30*time.Minute, "every send at the provider", func() bool { return s.sends(s.PhoneNumberID()) >= n })
+			b.StopTimer()
+			elapsed := done.Sub(start)
+			c := s.cpu().sub(cpu0)
+			b.ReportMetric(float64(n)/elapsed.Seconds(), "msgs/s")
+			c.report(b, n, "msg")
+			s.workerStats(b, c, elapsed)
+			if got := s.sends(s.PhoneNumberID()); got != n {
+				b.Fatalf("the provider received %d sends for %d recipients", got, n)
+			}
 		})
-	id := createCampaign(b, f, templateID, n)
-	w := f.StartWorkerProcess(map[string]string{"CAMPAIGN_LANES": lanes, "CAMPAIGN_CONCURRENCY": lanes})
-	time.Sleep(2 * time.Second) // the worker connects
-	cpu0, _ := procStats(w.Cmd.Process.Pid)
+	}
+}
 
-	// (a) Throughput.
-	b.ResetTimer()
-	start := time.Now()
-	f.Do("POST", "/api/campaigns/"+id+"/start", nil, f.Admin.Auth()).Expect(b, 200)
-	for {
-		var open int64
-		f.DB.Raw(`SELECT count(*) FROM campaign_recipients WHERE campaign_id = ? AND status IN ('pending', 'sending')`, id).Scan(&open)
-		if open == 0 {
-			break
-		}
-		if time.Since(start) > 30*time.Minute {
-			b.Fatalf("%d recipients still open", open)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	cpu1, rss := procStats(w.Cmd.Process.Pid)
-	b.StopTimer()
-	sent := f.Sim.CountRequests(platformsim.RequestFilter{Method: "POST", Path: "/messages"})
-	b.ReportMetric(float64(n)/elapsed.Seconds(), "msgs/s")
-	b.ReportMetric((cpu1-cpu0).Seconds()/elapsed.Seconds(), "worker-cores")
-	b.ReportMetric(float64(rss)/(1<<20), "worker-peak-MiB")
-	if sent != n {
-		b.Fatalf("the provider received %d sends for %d recipients", sent, n)
-	}
-
-	// (c) Status-webhook-to-counter lag: post "delivered" for every message
-	// (32 concurrent senders), note when each webhook was acknowledged, and
-	// watch delivered_count catch up.
-	msgs := f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()})
-	acked := make([]time.Time, 0, len(msgs))
-	var mu sync.Mutex
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	type sample struct {
-		at    time.Time
-		count int
-	}
-	var samples []sample
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-				samples = append(samples, sample{time.Now(), counter(f, id, "delivered_count")})
+// BenchmarkManyCampaigns starts BENCH_PACED_CAMPAIGNS (200) campaigns on as
+// many TIER_1K accounts together and measures each one's rate over 30 s
+// (after a 3 s warm-up) with 1, 2 and 4 worker processes (default
+// settings): every campaign should send its tier's 10 msg/s.
+func BenchmarkManyCampaigns(b *testing.B) {
+	n := envInt("BENCH_PACED_CAMPAIGNS", 200)
+	for _, workers := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			s := newSystem(b, nil, nil, workers)
+			shops := s.shops(n, "TIER_1K")
+			ids := make([]string, n)
+			for i, sh := range shops {
+				ids[i] = s.campaign(sh.accountID, sh.templateID, 500)
 			}
-		}
-	}()
-	for g := 0; g < 32; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(msgs); i = int(next.Add(1) - 1) {
-				if code, err := f.Sim.PostStatus(context.Background(), msgs[i].ID, "delivered", 0); err != nil || code != 200 {
-					b.Errorf("status webhook: %d %v", code, err)
-					return
+			b.ResetTimer()
+			for _, id := range ids {
+				s.start(id)
+			}
+			time.Sleep(3 * time.Second)
+			cpu0 := s.cpu()
+			from := time.Now()
+			time.Sleep(30 * time.Second)
+			to := time.Now()
+			c := s.cpu().sub(cpu0)
+			b.StopTimer()
+			counts := map[string]int{}
+			for _, m := range s.Sim.Messages(platformsim.MessageFilter{}) {
+				if !m.SentAt.Before(from) && m.SentAt.Before(to) {
+					counts[m.PhoneNumberID]++
 				}
-				mu.Lock()
-				acked = append(acked, time.Now())
-				mu.Unlock()
 			}
-		}()
+			rates := make([]float64, n)
+			total := 0
+			for i, sh := range shops {
+				rates[i] = float64(counts[sh.phoneID]) / to.Sub(from).Seconds()
+				total += counts[sh.phoneID]
+			}
+			slices.Sort(rates)
+			b.ReportMetric(rates[0], "min-msgs/s")
+			b.ReportMetric(rates[len(rates)/2], "median-msgs/s")
+			b.ReportMetric(rates[len(rates)-1], "max-msgs/s")
+			b.ReportMetric(float64(total)/to.Sub(from).Seconds(), "total-msgs/s")
+			c.report(b, total, "msg")
+			s.workerStats(b, c, to.Sub(from))
+			for _, id := range ids {
+				s.Do("POST", "/api/campaigns/"+id+"/cancel", nil, s.Admin.Auth())
+			}
+		})
 	}
-	wg.Wait()
-	for counter(f, id, "delivered_count") < n {
-		time.Sleep(50 * time.Millisecond)
-	}
-	close(stop)
-	<-sampled // the sampler owns samples until it has returned
-	samples = append(samples, sample{time.Now(), n})
-	slices.SortFunc(acked, func(a, b time.Time) int { return a.Compare(b) })
-	// The k-th acknowledged status is counted at the first sample whose
-	// count reaches k; its lag is the difference.
-	var lags []time.Duration
-	j := 0
-	for k, at := range acked {
-		for j < len(samples)-1 && samples[j].count < k+1 {
-			j++
-		}
-		lags = append(lags, samples[j].at.Sub(at))
-	}
-	slices.Sort(lags)
-	b.ReportMetric(lags[len(lags)/2].Seconds(), "lag-p50-s")
-	b.ReportMetric(lags[len(lags)*99/100].Seconds(), "lag-p99-s")
-	b.ReportMetric(lags[len(lags)-1].Seconds(), "lag-max-s")
-	b.ReportMetric(float64(n)/acked[len(acked)-1].Sub(acked[0]).Seconds(), "statuses/s")
 }
 
 // BenchmarkCampaignPacing runs a campaign per tier and measures the rate the
@@ -192,23 +184,22 @@ func BenchmarkCampaignPacing(b *testing.B) {
 		rate int
 	}{{"TIER_1K", 10}, {"TIER_10K", 30}, {"TIER_100K", 80}} {
 		b.Run(tier.name, func(b *testing.B) {
-			f, templateID := campaignFixture(b, tier.name, nil, func(c *platformsim.Config) { c.ThroughputPerSecond = 1000 })
-			f.StartWorkerProcess(nil)
-			f.StartWorkerProcess(nil)
-			id := createCampaign(b, f, templateID, tier.rate*20)
-			time.Sleep(2 * time.Second)
-			f.Do("POST", "/api/campaigns/"+id+"/start", nil, f.Admin.Auth()).Expect(b, 200)
+			s := newSystem(b, nil, nil, 2)
+			s.Do("PUT", "/api/accounts/"+s.AccountID, map[string]any{"messaging_tier": tier.name}, s.Admin.Auth()).Expect(b, 200)
+			tmpl := s.SeedTemplate(s.OrgID, s.AccountID, "order_update", "Hi {{1}}, your order {{2}} shipped", false)
+			id := s.campaign(s.AccountID, tmpl.ID.String(), tier.rate*20)
+			s.start(id)
 			time.Sleep(2 * time.Second)
 			from := time.Now()
 			time.Sleep(10 * time.Second)
 			to := time.Now()
 			got := 0
-			for _, m := range f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()}) {
+			for _, m := range s.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: s.PhoneNumberID()}) {
 				if !m.SentAt.Before(from) && m.SentAt.Before(to) {
 					got++
 				}
 			}
-			f.Do("POST", "/api/campaigns/"+id+"/cancel", nil, f.Admin.Auth()).Expect(b, 200)
+			s.Do("POST", "/api/campaigns/"+id+"/cancel", nil, s.Admin.Auth()).Expect(b, 200)
 			rate := float64(got) / to.Sub(from).Seconds()
 			b.ReportMetric(rate, "msgs/s")
 			b.ReportMetric(100*(rate-float64(tier.rate))/float64(tier.rate), "error-%")

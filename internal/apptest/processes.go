@@ -2,12 +2,16 @@ package apptest
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"wharf/app"
 	"wharf/internal/config"
@@ -29,7 +33,7 @@ func binary(t testing.TB, name string) string {
 		if buildErr != nil {
 			return
 		}
-		for _, cmd := range []string{"worker"} {
+		for _, cmd := range []string{"worker", "api"} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, cmd), "wharf/cmd/"+cmd).CombinedOutput()
 			if err != nil {
 				buildErr = &buildError{string(out)}
@@ -69,7 +73,35 @@ func (p *Process) Stop() {
 // variables added) until the test ends.
 func (e *Env) StartWorkerProcess(extra map[string]string) *Process {
 	e.T.Helper()
-	cmd := exec.Command(binary(e.T, "worker"))
+	return e.startProcess("worker", extra)
+}
+
+// StartAPIProcess runs bin/api against the system as a second replica, in a
+// process of its own (so that its CPU time can be read from /proc), and
+// returns it with its base URL once it answers /readyz.
+func (e *Env) StartAPIProcess(extra map[string]string) (*Process, string) {
+	e.T.Helper()
+	port := freePort(e.T)
+	env := map[string]string{"HTTP_ADDR": fmt.Sprintf("127.0.0.1:%d", port)}
+	maps.Copy(env, extra)
+	p := e.startProcess("api", env)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	Eventually(e.T, 30*time.Second, "the api process to answer", func() bool { return app.Probe(context.Background(), base+"/readyz") == nil })
+	return p, base
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (e *Env) startProcess(name string, extra map[string]string) *Process {
+	e.T.Helper()
+	cmd := exec.Command(binary(e.T, name))
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=error")
 	for k, v := range e.Environ {
 		cmd.Env = append(cmd.Env, k+"="+v)
