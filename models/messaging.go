@@ -180,12 +180,13 @@ type InboundEvent struct {
 	OrganizationID uuid.UUID `gorm:"type:uuid"`
 	AccountID      uuid.UUID `gorm:"type:uuid"`
 	ContactKey     string
-	Kind           string
-	Payload        []byte `gorm:"type:jsonb"`
-	ReceivedAt     time.Time
-	ProcessedAt    *time.Time
-	Attempts       int
-	LastError      string
+	// EventType is inbound.EventMessages, EventStatuses, EventTemplateStatus.
+	EventType   string `gorm:"column:kind"`
+	Payload     []byte `gorm:"type:jsonb"`
+	ReceivedAt  time.Time
+	ProcessedAt *time.Time
+	Attempts    int
+	LastError   string
 }
 
 // Event is an outbound webhook event in the outbox.

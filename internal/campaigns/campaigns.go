@@ -20,6 +20,7 @@ import (
 	"wharf/internal/apperr"
 	"wharf/internal/paging"
 	"wharf/internal/ratelimit"
+	"wharf/internal/statuses"
 	"wharf/internal/templates"
 	"wharf/internal/tenant"
 	"wharf/jobs"
@@ -43,6 +44,7 @@ type Service struct {
 	provider  *platform.Client
 	enq       *jobs.Enqueuer
 	limiter   *ratelimit.Limiter
+	statuses  *statuses.Applier
 	cfg       Config
 	log       *slog.Logger
 	now       func() time.Time
@@ -66,7 +68,7 @@ type Deps struct {
 // NewService wires the campaigns domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
-		limiter: d.Limiter, cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
+		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // Filter narrows a campaign list.

@@ -24,6 +24,7 @@ import (
 	"wharf/internal/contacts"
 	"wharf/internal/paging"
 	"wharf/internal/safehttp"
+	"wharf/internal/statuses"
 	"wharf/internal/templates"
 	"wharf/internal/tenant"
 	"wharf/internal/webhooks"
@@ -47,6 +48,7 @@ type Service struct {
 	enq       *jobs.Enqueuer
 	policy    safehttp.Policy
 	media     *http.Client
+	statuses  *statuses.Applier
 	log       *slog.Logger
 	now       func() time.Time
 }
@@ -67,9 +69,15 @@ type Deps struct {
 // NewService wires the messaging domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
-		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second), log: d.Log,
+		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),
+		statuses: statuses.NewApplier(messageStatuses), log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
+
+// ConsumerName implements inbound.Consumer: messaging stores incoming
+// messages (ConsumeMessage) and applies the statuses of its sends
+// (ApplyStatuses).
+func (s *Service) ConsumerName() string { return "messaging" }
 
 // Actor is who sends: a user, possibly through one of their API keys.
 type Actor struct {
@@ -161,28 +169,4 @@ func eventData(m *models.Message, c *models.Contact, accountName string) EventDa
 	}
 	return EventData{MessageID: m.ID, ContactID: c.ID, ContactPhone: c.PhoneNumber, ContactName: name,
 		MessageType: m.Type, Content: m.Content.V, PlatformAccount: accountName}
-}
-
-func errCode(st platform.Status) *int {
-	if len(st.Errors) == 0 {
-		return nil
-	}
-	return &st.Errors[0].Code
-}
-
-func errTitle(st platform.Status) string {
-	if len(st.Errors) == 0 {
-		return ""
-	}
-	if st.Errors[0].Title != "" {
-		return st.Errors[0].Title
-	}
-	return st.Errors[0].Message
-}
-
-func errDetail(st platform.Status) string {
-	if len(st.Errors) == 0 {
-		return ""
-	}
-	return st.Errors[0].ErrorData.Details
 }
