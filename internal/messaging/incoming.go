@@ -3,6 +3,8 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -114,4 +116,11 @@ func incomingContent(in platform.IncomingMessage) (string, map[string]any) {
 		content["context"] = map[string]any{"message_id": in.Context.ID, "from": phone.FromWaID(in.Context.From)}
 	}
 	return typ, content
+}
+
+func unixTime(s string, fallback time.Time) time.Time {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+		return time.Unix(n, 0).UTC()
+	}
+	return fallback
 }

@@ -7,6 +7,11 @@
 // unconfirmed is never repeated. Its outcome is learned from the provider's
 // status webhooks, which echo our message id (biz_opaque_callback_data), or,
 // when none arrives, it is marked failed by the sweeper.
+//
+// Files: send.go (synchronous sends and what every send records), media.go,
+// queued.go (template sends queued for the worker), sweep.go (queued sends
+// whose task was lost, sends whose outcome stayed unknown), read.go,
+// incoming.go and statuses.go (the inbound consumer).
 package messaging
 
 import (
