@@ -22,7 +22,7 @@ type probe struct {
 	OrganizationID *uuid.UUID `json:"organization_id,omitempty"`
 }
 
-func (probe) Kind() string { return "test:probe" }
+func (probe) TaskType() string { return "test:probe" }
 
 // harness runs a real asynq server with Wharf's middleware and policy.
 type harness struct {
@@ -94,7 +94,7 @@ func TestRateLimitWaitIsNeverAFailure(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Kind() string { return "test:fail" }
+func (failing) TaskType() string { return "test:fail" }
 
 func TestRealFailuresExhaustRetries(t *testing.T) {
 	h := newHarness(t)
@@ -174,7 +174,7 @@ func TestTenantMiddlewareSetsTheOrganization(t *testing.T) {
 func TestBadPayloadSkipsRetries(t *testing.T) {
 	h := newHarness(t)
 	var calls atomic.Int64
-	h.mux.HandleFunc(jobs.KindAPIKeyTouch, func(ctx context.Context, t *asynq.Task) error {
+	h.mux.HandleFunc(jobs.TypeAPIKeyTouch, func(ctx context.Context, t *asynq.Task) error {
 		calls.Add(1)
 		_, err := jobs.Decode[jobs.APIKeyTouch](t)
 		return err
@@ -182,7 +182,7 @@ func TestBadPayloadSkipsRetries(t *testing.T) {
 	h.start(time.Second)
 	client := asynq.NewClient(h.rc)
 	defer client.Close()
-	info, err := client.Enqueue(asynq.NewTask(jobs.KindAPIKeyTouch, []byte("{not json")), asynq.MaxRetry(5))
+	info, err := client.Enqueue(asynq.NewTask(jobs.TypeAPIKeyTouch, []byte("{not json")), asynq.MaxRetry(5))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,10 +101,10 @@ func (s *Service) ByName(ctx context.Context, orgID uuid.UUID, name string) (*Ac
 	return s.open(row)
 }
 
-// ForSending picks the account to send from: the named one, else the given
+// Sender picks the account to send from: the named one, else the given
 // one (a contact's account), else the organization's oldest active account.
 // The account must be active.
-func (s *Service) ForSending(ctx context.Context, orgID uuid.UUID, name string, preferred *uuid.UUID) (*Account, error) {
+func (s *Service) Sender(ctx context.Context, orgID uuid.UUID, name string, preferred *uuid.UUID) (*Account, error) {
 	var a *Account
 	var err error
 	switch {
@@ -113,7 +113,7 @@ func (s *Service) ForSending(ctx context.Context, orgID uuid.UUID, name string, 
 	case preferred != nil:
 		a, err = s.Get(ctx, orgID, *preferred)
 		if apperr.Is(err, apperr.NotFound) {
-			return s.ForSending(ctx, orgID, "", nil)
+			return s.Sender(ctx, orgID, "", nil)
 		}
 	default:
 		var row models.PlatformAccount

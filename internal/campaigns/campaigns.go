@@ -128,7 +128,7 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, createdBy uuid.UU
 	}
 	c := models.Campaign{OrganizationID: orgID, Status: models.CampaignDraft, CreatedBy: &createdBy}
 	c.VariableMapping.V = map[string]string{}
-	if err := s.apply(ctx, orgID, &c, in); err != nil {
+	if err := s.applyInput(ctx, orgID, &c, in); err != nil {
 		return nil, err
 	}
 	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
@@ -137,7 +137,10 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, createdBy uuid.UU
 	return &c, nil
 }
 
-func (s *Service) apply(ctx context.Context, orgID uuid.UUID, c *models.Campaign, in Input) error {
+// applyInput validates in and sets its fields on c (nil fields unchanged):
+// the account and template must be the organization's, the template
+// sendable from the account.
+func (s *Service) applyInput(ctx context.Context, orgID uuid.UUID, c *models.Campaign, in Input) error {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" || len([]rune(name)) > 200 {
@@ -162,7 +165,7 @@ func (s *Service) apply(ctx context.Context, orgID uuid.UUID, c *models.Campaign
 		if id == nil {
 			return apperr.Invalidf("template_id is required")
 		}
-		t, err := s.templates.ForSend(ctx, orgID, c.AccountID, id, "")
+		t, err := s.templates.Sendable(ctx, orgID, c.AccountID, id, "")
 		if apperr.Is(err, apperr.NotFound) {
 			return apperr.Invalidf("template_id does not name a template of this organization")
 		}
@@ -196,7 +199,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*m
 	if c.Status != models.CampaignDraft {
 		return nil, apperr.Conflictf("only draft campaigns can be updated; this one is %s", c.Status)
 	}
-	if err := s.apply(ctx, orgID, c, in); err != nil {
+	if err := s.applyInput(ctx, orgID, c, in); err != nil {
 		return nil, err
 	}
 	res := s.db.WithContext(ctx).Model(&models.Campaign{}).Where("id = ? AND status = ?", c.ID, models.CampaignDraft).

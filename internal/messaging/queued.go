@@ -49,7 +49,7 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	var account *accounts.Account
 	var err error
 	if strings.TrimSpace(in.AccountName) != "" {
-		if account, err = s.accounts.ForSending(ctx, orgID, in.AccountName, nil); err != nil {
+		if account, err = s.accounts.Sender(ctx, orgID, in.AccountName, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -65,11 +65,11 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	}
 	var tmpl *models.Template
 	if in.TemplateID != nil {
-		if tmpl, err = s.templates.ForSend(ctx, orgID, accountID(account), in.TemplateID, ""); err != nil {
+		if tmpl, err = s.templates.Sendable(ctx, orgID, accountID(account), in.TemplateID, ""); err != nil {
 			return nil, err
 		}
 		if account == nil {
-			if account, err = s.accounts.ForSending(ctx, orgID, "", &tmpl.AccountID); err != nil {
+			if account, err = s.accounts.Sender(ctx, orgID, "", &tmpl.AccountID); err != nil {
 				return nil, err
 			}
 			if account.ID != tmpl.AccountID {
@@ -82,11 +82,11 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 			if contact != nil {
 				preferred = contact.AccountID
 			}
-			if account, err = s.accounts.ForSending(ctx, orgID, "", preferred); err != nil {
+			if account, err = s.accounts.Sender(ctx, orgID, "", preferred); err != nil {
 				return nil, err
 			}
 		}
-		if tmpl, err = s.templates.ForSend(ctx, orgID, &account.ID, nil, in.TemplateName); err != nil {
+		if tmpl, err = s.templates.Sendable(ctx, orgID, &account.ID, nil, in.TemplateName); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +157,7 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 		return fail(0, "the account is not active", "")
 	}
 	tmplID, _ := uuid.Parse(fmt.Sprint(m.Content.V["template_id"]))
-	tmpl, err := s.templates.ForSend(ctx, orgID, &a.ID, &tmplID, "")
+	tmpl, err := s.templates.Sendable(ctx, orgID, &a.ID, &tmplID, "")
 	if err != nil {
 		return fail(0, "the template can no longer be sent", err.Error())
 	}

@@ -56,7 +56,7 @@ func (s *Service) windowContact(ctx context.Context, orgID, contactID uuid.UUID)
 
 // sendTo sends ob to a contact found by windowContact.
 func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob outbound) (*Sent, error) {
-	a, err := s.accounts.ForSending(ctx, orgID, "", c.AccountID)
+	a, err := s.accounts.Sender(ctx, orgID, "", c.AccountID)
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func (a *Applier) Apply(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.
 	if err := db.Raw(a.lock, args(map[string]any{"pids": pids, "ids": ids})).Scan(&locked).Error; err != nil {
 		return nil, err
 	}
-	apply := func(os []*Outcome) error {
+	update := func(os []*Outcome) error {
 		b, err := json.Marshal(os)
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (a *Applier) Apply(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.
 		}
 		return seen, nil
 	}
-	if err := apply(outcomes); err != nil {
+	if err := update(outcomes); err != nil {
 		return nil, err
 	}
 	seen, err := known(outcomes)
@@ -179,7 +179,7 @@ func (a *Applier) Apply(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.
 	if len(retry) == 0 {
 		return res, nil
 	}
-	if err := apply(retry); err != nil {
+	if err := update(retry); err != nil {
 		return nil, err
 	}
 	if seen, err = known(retry); err != nil {

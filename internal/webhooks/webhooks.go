@@ -152,7 +152,7 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*View,
 		return nil, apperr.Invalidf("name, url and events are required")
 	}
 	w := models.Webhook{OrganizationID: orgID, IsActive: true}
-	if err := s.apply(&w, in); err != nil {
+	if err := s.applyInput(&w, in); err != nil {
 		return nil, err
 	}
 	if err := s.db.WithContext(ctx).Create(&w).Error; err != nil {
@@ -168,7 +168,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*V
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(w, in); err != nil {
+	if err := s.applyInput(w, in); err != nil {
 		return nil, err
 	}
 	w.UpdatedAt = s.now()
@@ -197,7 +197,8 @@ var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 var reservedHeaders = []string{"content-type", "content-length", "host", "user-agent", "x-webhook-signature",
 	"x-webhook-event", "x-webhook-id", "transfer-encoding", "connection"}
 
-func (s *Service) apply(w *models.Webhook, in Input) error {
+// applyInput validates in and sets its fields on w (nil fields unchanged).
+func (s *Service) applyInput(w *models.Webhook, in Input) error {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" || len([]rune(name)) > 100 {
