@@ -78,14 +78,11 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID) ([]models.PlatformA
 
 // Get returns one account with its token.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*Account, error) {
-	var row models.PlatformAccount
-	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&row, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("account not found")
-		}
+	row, err := tenant.Get[models.PlatformAccount](ctx, s.db, orgID, id, "account not found")
+	if err != nil {
 		return nil, err
 	}
-	return s.open(row)
+	return s.open(*row)
 }
 
 // ByName returns the account with this name (case-insensitive).

@@ -7,7 +7,6 @@ package campaigns
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -86,13 +85,7 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	if f.AccountID != nil {
 		q = q.Where("account_id = ?", *f.AccountID)
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []models.Campaign
-	err := q.Order("created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
-	return out, total, err
+	return paging.Find[models.Campaign](q, pg, "created_at DESC, id")
 }
 
 // Get returns one campaign.
@@ -101,14 +94,7 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Campaig
 }
 
 func get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Campaign, error) {
-	var c models.Campaign
-	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&c, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("campaign not found")
-		}
-		return nil, err
-	}
-	return &c, nil
+	return tenant.Get[models.Campaign](ctx, db, orgID, id, "campaign not found")
 }
 
 // Input creates or changes a campaign; nil fields are unchanged.

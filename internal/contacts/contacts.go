@@ -50,12 +50,8 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, search string, acco
 	if accountID != nil {
 		q = q.Where("account_id = ?", *accountID)
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var rows []models.Contact
-	if err := q.Order("last_message_at DESC NULLS LAST, created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&rows).Error; err != nil {
+	rows, total, err := paging.Find[models.Contact](q, pg, "last_message_at DESC NULLS LAST, created_at DESC, id")
+	if err != nil {
 		return nil, 0, err
 	}
 	views, err := s.withTags(ctx, rows)
@@ -101,14 +97,7 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*View, error) {
 }
 
 func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Contact, error) {
-	var c models.Contact
-	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&c, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("contact not found")
-		}
-		return nil, err
-	}
-	return &c, nil
+	return tenant.Get[models.Contact](ctx, db, orgID, id, "contact not found")
 }
 
 // Input creates or changes a contact; nil fields are unchanged.

@@ -145,14 +145,7 @@ func reverse(ms []models.Message) {
 
 // Get returns one message.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Message, error) {
-	var m models.Message
-	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&m, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("message not found")
-		}
-		return nil, err
-	}
-	return &m, nil
+	return tenant.Get[models.Message](ctx, s.db, orgID, id, "message not found")
 }
 
 // EventData is the data of message.incoming, message.sent and

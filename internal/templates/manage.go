@@ -37,25 +37,12 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	if f.Search != "" {
 		q = q.Where("name ILIKE ?", paging.Contains(f.Search))
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []models.Template
-	err := q.Order("created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
-	return out, total, err
+	return paging.Find[models.Template](q, pg, "created_at DESC, id")
 }
 
 // Get returns one template.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Template, error) {
-	var t models.Template
-	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&t, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("template not found")
-		}
-		return nil, err
-	}
-	return &t, nil
+	return tenant.Get[models.Template](ctx, s.db, orgID, id, "template not found")
 }
 
 // Input creates a template.

@@ -6,10 +6,13 @@ package tenant
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"wharf/internal/apperr"
 )
 
 // Scope restricts a gorm query to one organization's rows. The column is
@@ -21,6 +24,22 @@ func Scope(orgID uuid.UUID) func(*gorm.DB) *gorm.DB {
 			Value:  orgID,
 		})
 	}
+}
+
+// Get loads the organization's row of type T with this id. A row that does
+// not exist and a row of another organization are the same answer, an
+// apperr.NotFound with msg ("campaign not found"), so that callers cannot
+// probe other tenants' ids. db may carry clauses (a row lock).
+func Get[T any](ctx context.Context, db *gorm.DB, orgID, id uuid.UUID, msg string) (*T, error) {
+	var row T
+	err := db.WithContext(ctx).Scopes(Scope(orgID)).Take(&row, "id = ?", id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, apperr.NotFoundf("%s", msg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &row, nil
 }
 
 type ctxKey struct{}

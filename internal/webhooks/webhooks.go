@@ -7,7 +7,6 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -136,14 +135,7 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*View, error) {
 }
 
 func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Webhook, error) {
-	var w models.Webhook
-	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&w, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("webhook not found")
-		}
-		return nil, err
-	}
-	return &w, nil
+	return tenant.Get[models.Webhook](ctx, db, orgID, id, "webhook not found")
 }
 
 // Create adds a webhook.
