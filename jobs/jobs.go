@@ -3,9 +3,9 @@
 // their default queue, retry and uniqueness options, and the Enqueuer.
 //
 // Payloads carry IDs, never rows. Every payload that acts for one
-// organization has an organization_id field, which the worker's tenant
-// middleware puts into the handler's context. This package imports no domain
-// code.
+// organization has an organization_id field, which the handler passes to
+// the domain method (every domain query is scoped by it). This package
+// imports no domain code.
 package jobs
 
 import (

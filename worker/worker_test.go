@@ -12,7 +12,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"wharf/internal/apptest"
-	"wharf/internal/tenant"
 	"wharf/internal/testenv"
 	"wharf/jobs"
 	"wharf/worker"
@@ -147,27 +146,6 @@ func TestPanicsAreRecoveredAndRetried(t *testing.T) {
 	})
 	if calls.Load() != 2 {
 		t.Fatalf("%d calls", calls.Load())
-	}
-}
-
-func TestTenantMiddlewareSetsTheOrganization(t *testing.T) {
-	h := newHarness(t)
-	got := make(chan uuid.UUID, 2)
-	h.mux.HandleFunc("test:probe", func(ctx context.Context, t *asynq.Task) error {
-		id, _ := tenant.OrgFrom(ctx)
-		got <- id
-		return nil
-	})
-	h.start(time.Second)
-	org := uuid.New()
-	_, _ = h.enq.Enqueue(context.Background(), probe{OrganizationID: &org})
-	select {
-	case id := <-got:
-		if id != org {
-			t.Fatalf("tenant %s, want %s", id, org)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("handler not called")
 	}
 }
 

@@ -1,7 +1,7 @@
-// Package tenant is the one place that scopes queries and contexts to an
-// organization. Every row that belongs to an organization carries
-// organization_id, and every domain query over such rows goes through Scope,
-// so that a forgotten WHERE cannot leak another tenant's data.
+// Package tenant is the one place that scopes queries to an organization.
+// Every row that belongs to an organization carries organization_id, and
+// every domain query over such rows goes through Scope (or Get), so that a
+// forgotten WHERE cannot leak another tenant's data.
 package tenant
 
 import (
@@ -40,17 +40,4 @@ func Get[T any](ctx context.Context, db *gorm.DB, orgID, id uuid.UUID, msg strin
 		return nil, err
 	}
 	return &row, nil
-}
-
-type ctxKey struct{}
-
-// WithOrg returns a context carrying the organization a job or request acts for.
-func WithOrg(ctx context.Context, orgID uuid.UUID) context.Context {
-	return context.WithValue(ctx, ctxKey{}, orgID)
-}
-
-// OrgFrom returns the organization carried by ctx.
-func OrgFrom(ctx context.Context) (uuid.UUID, bool) {
-	id, ok := ctx.Value(ctxKey{}).(uuid.UUID)
-	return id, ok
 }
