@@ -162,16 +162,19 @@ type Message struct {
 	ErrorTitle        string
 	ErrorDetail       string
 	TemplateName      string
-	SentBy            *uuid.UUID `gorm:"type:uuid"`
-	APIKeyID          *uuid.UUID `gorm:"type:uuid"`
-	SendStartedAt     *time.Time
-	OccurredAt        time.Time
-	SentAt            *time.Time
-	DeliveredAt       *time.Time
-	ReadAt            *time.Time
-	FailedAt          *time.Time
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// TemplateID is the template of a template send (queued sends read it;
+	// content keeps a copy for the API).
+	TemplateID    *uuid.UUID `gorm:"type:uuid"`
+	SentBy        *uuid.UUID `gorm:"type:uuid"`
+	APIKeyID      *uuid.UUID `gorm:"type:uuid"`
+	SendStartedAt *time.Time
+	OccurredAt    time.Time
+	SentAt        *time.Time
+	DeliveredAt   *time.Time
+	ReadAt        *time.Time
+	FailedAt      *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // InboundEvent is a verified provider webhook waiting to be applied.

@@ -105,7 +105,7 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	now := s.now()
 	m := models.Message{ID: uuid.New(), OrganizationID: orgID, ContactID: contact.ID, AccountID: &account.ID,
 		Direction: models.DirectionOutgoing, Type: "template", Status: models.StatusPending, TemplateName: tmpl.Name,
-		SentBy: &actor.UserID, APIKeyID: actor.APIKeyID, OccurredAt: now}
+		TemplateID: &tmpl.ID, SentBy: &actor.UserID, APIKeyID: actor.APIKeyID, OccurredAt: now}
 	m.Content.V = map[string]any{"template_id": tmpl.ID, "template_name": tmpl.Name, "language": tmpl.Language,
 		"params": params, "text": templates.Describe(tmpl, in.Params)}
 	if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {
@@ -156,8 +156,10 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 	if err != nil || a.Status != models.AccountActive {
 		return fail(0, "the account is not active", "")
 	}
-	tmplID, _ := uuid.Parse(fmt.Sprint(m.Content.V["template_id"]))
-	tmpl, err := s.templates.Sendable(ctx, orgID, &a.ID, &tmplID, "")
+	if m.TemplateID == nil {
+		return fail(0, "the template can no longer be sent", "template not found")
+	}
+	tmpl, err := s.templates.Sendable(ctx, orgID, &a.ID, m.TemplateID, "")
 	if err != nil {
 		return fail(0, "the template can no longer be sent", err.Error())
 	}
