@@ -25,7 +25,8 @@ type Consumer interface {
 
 // StatusConsumer applies the provider's statuses of outbound messages.
 // Status consumers are chained in registration order: each gets the
-// outcomes that no consumer before it matched.
+// outcomes that no consumer before it matched (and is called even when
+// none is left, for consumers that mirror the whole batch).
 type StatusConsumer interface {
 	Consumer
 	// ApplyStatuses applies b.Outcomes inside tx, the batch's transaction
@@ -41,6 +42,7 @@ type StatusBatch struct {
 	OrganizationID uuid.UUID
 	AccountID      uuid.UUID
 	Outcomes       []*statuses.Outcome // those no consumer before this one matched
+	All            []*statuses.Outcome // every outcome of the batch, for consumers that mirror rather than match
 }
 
 // StatusResult is what a StatusConsumer did with a batch.
@@ -84,11 +86,14 @@ type MessageResult struct {
 
 // EventConsumer applies the events of one type other than messages and
 // statuses (template status updates; later calls). They are applied like
-// messages: in arrival order per account and contact key, in a transaction,
-// retried on failure.
+// messages: in arrival order per account (contact key ""), in a
+// transaction, retried on failure. A change of the webhook field goes to
+// the account of the number it names (metadata.phone_number_id), else to
+// every account of the business account (entry.id).
 type EventConsumer interface {
 	Consumer
-	// EventType is the type of the events it applies (EventTemplateStatus).
+	// EventType is the type of the events it applies: the webhook field's
+	// name ("calls"), or EventTemplateStatus.
 	EventType() string
 	// ConsumeEvent applies one event inside tx and optionally returns work
 	// to do after the commit.
@@ -125,6 +130,9 @@ func register(list []Consumer) (consumers, error) {
 			cs.messages, used = append(cs.messages, mc), true
 		}
 		if ec, ok := c.(EventConsumer); ok {
+			if t := ec.EventType(); t == EventMessages || t == EventStatuses {
+				return cs, fmt.Errorf("inbound: %s cannot consume %s events: implement MessageConsumer or StatusConsumer", ec.ConsumerName(), t)
+			}
 			if prev, dup := cs.events[ec.EventType()]; dup {
 				return cs, fmt.Errorf("inbound: %s and %s both consume %s events", prev.ConsumerName(), ec.ConsumerName(), ec.EventType())
 			}

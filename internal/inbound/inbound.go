@@ -41,14 +41,14 @@ const (
 )
 
 // eventTypeOf is the type under which changes of a webhook field other
-// than messages are stored ("" for fields not stored). A new field gets a
-// constant above, a case here, and an EventConsumer.
+// than messages are stored: the field's name (template status updates keep
+// the type their stored events have always had). They are stored only
+// when an EventConsumer consumes that type.
 func eventTypeOf(field string) string {
-	switch field {
-	case platform.FieldTemplateStatus:
+	if field == platform.FieldTemplateStatus {
 		return EventTemplateStatus
 	}
-	return ""
+	return field
 }
 
 // Service receives provider webhooks and dispatches them to consumers.

@@ -89,12 +89,10 @@ func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (
 			}
 			sts = append(sts, v.Statuses...)
 		}
-		outcomes := statuses.Reduce(sts, s.now())
+		all := statuses.Reduce(sts, s.now())
+		outcomes := all
 		for _, c := range s.consumers.statuses {
-			if len(outcomes) == 0 {
-				break
-			}
-			res, err := c.ApplyStatuses(ctx, tx, StatusBatch{OrganizationID: orgID, AccountID: accountID, Outcomes: outcomes})
+			res, err := c.ApplyStatuses(ctx, tx, StatusBatch{OrganizationID: orgID, AccountID: accountID, Outcomes: outcomes, All: all})
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.ConsumerName(), err)
 			}
