@@ -171,8 +171,8 @@ func TestAPIKeyLastUsedIsRecordedByTheWorkerNotPerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pending) != 1 || pending[0].Type != jobs.KindAPIKeyTouch {
-		t.Fatalf("pending tasks %d, want one %s", len(pending), jobs.KindAPIKeyTouch)
+	if len(pending) != 1 || pending[0].Type != jobs.TypeAPIKeyTouch {
+		t.Fatalf("pending tasks %d, want one %s", len(pending), jobs.TypeAPIKeyTouch)
 	}
 
 	start := time.Now()

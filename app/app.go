@@ -120,7 +120,7 @@ type domains struct {
 	Campaigns *campaigns.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, log *slog.Logger) *domains {
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
 	d := &domains{Identity: ids, Settings: settings}
@@ -130,13 +130,27 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
-	d.Inbound = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Messaging: d.Messaging,
-		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
 		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
-	d.Inbound.StatusFallback = d.Campaigns.ApplyStatuses
-	return d
+	var err error
+	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
+		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
+		Consumers: inboundConsumers(d)})
+	return d, err
+}
+
+// inboundConsumers is the one list of the domains that consume the
+// provider's webhooks, in the order they see each event (see
+// inbound.Consumer). Order matters: statuses go to messaging first and
+// campaigns get those messaging did not match; an incoming message is
+// stored by messaging before any later consumer (a chatbot) sees it.
+func inboundConsumers(d *domains) []inbound.Consumer {
+	return []inbound.Consumer{
+		d.Messaging, // incoming messages, statuses of messages
+		d.Campaigns, // statuses of campaign sends
+		d.Templates, // template status updates
+	}
 }
 
 // API is the assembled api process.
@@ -200,7 +214,10 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: in.AsynqRC})
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
-	d := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), log)
+	if err != nil {
+		return nil, err
+	}
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Server = api.New(api.Deps{
 		Config: api.Config{
@@ -265,7 +282,10 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
 	}
 	ids := identity.NewService(in.DB, nil, nil, log)
-	d := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, nil), log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, nil), log)
+	if err != nil {
+		return nil, err
+	}
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
 	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,
 		Queues: map[string]int{jobs.QueueCampaigns: 1}}, log)

@@ -13,12 +13,12 @@ import (
 // replies and inbound processing.
 const QueueCampaigns = "campaigns"
 
-// Task kinds of campaigns.
+// Task types of campaigns.
 const (
-	KindCampaignLane     = "campaign:lane"
-	KindCampaignRecount  = "campaign:recount"
-	KindCampaignSweep    = "campaign:sweep"
-	KindCampaignStartDue = "campaign:start_due"
+	TypeCampaignLane     = "campaign:lane"
+	TypeCampaignRecount  = "campaign:recount"
+	TypeCampaignSweep    = "campaign:sweep"
+	TypeCampaignStartDue = "campaign:start_due"
 )
 
 // CampaignLane is one send loop of a campaign run: it claims pending
@@ -32,8 +32,8 @@ type CampaignLane struct {
 	Lane           int       `json:"lane"`
 }
 
-// Kind implements Payload.
-func (CampaignLane) Kind() string { return KindCampaignLane }
+// TaskType implements Payload.
+func (CampaignLane) TaskType() string { return TypeCampaignLane }
 
 // Options: long-running (asynq extends the lease while it runs); a crashed
 // lane is retried, and the sweeper starts fresh lanes sooner.
@@ -52,8 +52,8 @@ type CampaignRecount struct {
 	Bucket         int64     `json:"bucket"` // unix milliseconds of the run time
 }
 
-// Kind implements Payload.
-func (CampaignRecount) Kind() string { return KindCampaignRecount }
+// TaskType implements Payload.
+func (CampaignRecount) TaskType() string { return TypeCampaignRecount }
 
 // Options implements optioner.
 func (p CampaignRecount) Options() []asynq.Option {
@@ -65,8 +65,8 @@ func (p CampaignRecount) Options() []asynq.Option {
 // stalled campaigns and completes finished ones.
 type CampaignSweep sweep
 
-// Kind implements Payload.
-func (CampaignSweep) Kind() string { return KindCampaignSweep }
+// TaskType implements Payload.
+func (CampaignSweep) TaskType() string { return TypeCampaignSweep }
 
 // Options implements optioner.
 func (p CampaignSweep) Options() []asynq.Option { return sweepOptions("campaign-sweep", p.Tick) }
@@ -74,8 +74,8 @@ func (p CampaignSweep) Options() []asynq.Option { return sweepOptions("campaign-
 // CampaignStartDue starts the scheduled campaigns whose time has come.
 type CampaignStartDue sweep
 
-// Kind implements Payload.
-func (CampaignStartDue) Kind() string { return KindCampaignStartDue }
+// TaskType implements Payload.
+func (CampaignStartDue) TaskType() string { return TypeCampaignStartDue }
 
 // Options: on the critical queue, so a start is never late behind bulk work.
 func (p CampaignStartDue) Options() []asynq.Option {

@@ -8,10 +8,10 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// Task kinds of the identity domain.
+// Task types of the identity domain.
 const (
-	KindAPIKeyTouch        = "apikey:touch"
-	KindPurgeRefreshTokens = "maintenance:purge_refresh_tokens"
+	TypeAPIKeyTouch        = "apikey:touch"
+	TypePurgeRefreshTokens = "maintenance:purge_refresh_tokens"
 )
 
 // APIKeyTouch records that an API key was used at UsedAt. The api enqueues at
@@ -22,8 +22,8 @@ type APIKeyTouch struct {
 	UsedAt         time.Time `json:"used_at"`
 }
 
-// Kind implements Payload.
-func (APIKeyTouch) Kind() string { return KindAPIKeyTouch }
+// TaskType implements Payload.
+func (APIKeyTouch) TaskType() string { return TypeAPIKeyTouch }
 
 // Options: one task per key and minute across all api replicas.
 func (p APIKeyTouch) Options() []asynq.Option {
@@ -43,8 +43,8 @@ type PurgeRefreshTokens struct {
 	Tick time.Time `json:"tick"`
 }
 
-// Kind implements Payload.
-func (PurgeRefreshTokens) Kind() string { return KindPurgeRefreshTokens }
+// TaskType implements Payload.
+func (PurgeRefreshTokens) TaskType() string { return TypePurgeRefreshTokens }
 
 // Options implements optioner.
 func (p PurgeRefreshTokens) Options() []asynq.Option {

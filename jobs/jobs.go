@@ -1,11 +1,11 @@
 // Package jobs is the contract between the processes that enqueue work (api,
-// scheduler) and the worker that does it: task kinds, typed payloads with
+// scheduler) and the worker that does it: task types, typed payloads with
 // their default queue, retry and uniqueness options, and the Enqueuer.
 //
 // Payloads carry IDs, never rows. Every payload that acts for one
-// organization has an organization_id field, which the worker's tenant
-// middleware puts into the handler's context. This package imports no domain
-// code.
+// organization has an organization_id field, which the handler passes to
+// the domain method (every domain query is scoped by it). This package
+// imports no domain code.
 package jobs
 
 import (
@@ -28,10 +28,11 @@ const (
 // QueuePriorities is the weighted priority the worker gives each queue.
 var QueuePriorities = map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
 
-// Payload is a typed job argument. Kind is the asynq task type, which is also
-// the name operators see in the asynq UI, so it reads as "area:action".
+// Payload is a typed job argument. TaskType is the asynq task type, which
+// is also the name operators see in the asynq UI, so it reads as
+// "area:action".
 type Payload interface {
-	Kind() string
+	TaskType() string
 }
 
 // optioner lets a payload declare its default options (queue, retries,
@@ -103,14 +104,14 @@ var ErrDuplicate = errors.New("jobs: duplicate task")
 func (e *Enqueuer) Enqueue(ctx context.Context, p Payload, extra ...asynq.Option) (*asynq.TaskInfo, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
-		return nil, fmt.Errorf("jobs: encode %s: %w", p.Kind(), err)
+		return nil, fmt.Errorf("jobs: encode %s: %w", p.TaskType(), err)
 	}
 	var opts []asynq.Option
 	if o, ok := p.(optioner); ok {
 		opts = append(opts, o.Options()...)
 	}
 	opts = append(opts, extra...)
-	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(p.Kind(), b), opts...)
+	info, err := e.client.EnqueueContext(ctx, asynq.NewTask(p.TaskType(), b), opts...)
 	if errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
 		return nil, ErrDuplicate
 	}

@@ -8,17 +8,17 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// Task kinds of messaging, inbound webhooks and outbound webhooks.
+// Task types of messaging, inbound webhooks and outbound webhooks.
 const (
-	KindInboundProcess  = "inbound:process"
-	KindInboundStatuses = "inbound:statuses"
-	KindInboundSweep    = "inbound:sweep"
-	KindMessageSend     = "message:send"
-	KindMessageSweep    = "message:sweep_unconfirmed"
-	KindAccountRefresh  = "account:refresh"
-	KindWebhookDispatch = "webhook:dispatch"
-	KindWebhookDeliver  = "webhook:deliver"
-	KindEventsSweep     = "events:sweep"
+	TypeInboundProcess  = "inbound:process"
+	TypeInboundStatuses = "inbound:statuses"
+	TypeInboundSweep    = "inbound:sweep"
+	TypeMessageSend     = "message:send"
+	TypeMessageSweep    = "message:sweep_unconfirmed"
+	TypeAccountRefresh  = "account:refresh"
+	TypeWebhookDispatch = "webhook:dispatch"
+	TypeWebhookDeliver  = "webhook:deliver"
+	TypeEventsSweep     = "events:sweep"
 )
 
 // InboundProcess applies the stored inbound events of one contact of one
@@ -30,8 +30,8 @@ type InboundProcess struct {
 	ContactKey     string    `json:"contact_key"`
 }
 
-// Kind implements Payload.
-func (InboundProcess) Kind() string { return KindInboundProcess }
+// TaskType implements Payload.
+func (InboundProcess) TaskType() string { return TypeInboundProcess }
 
 // Options: on the critical queue, so campaigns never delay inbound traffic.
 func (InboundProcess) Options() []asynq.Option {
@@ -46,8 +46,8 @@ type InboundStatuses struct {
 	AccountID      uuid.UUID `json:"account_id"`
 }
 
-// Kind implements Payload.
-func (InboundStatuses) Kind() string { return KindInboundStatuses }
+// TaskType implements Payload.
+func (InboundStatuses) TaskType() string { return TypeInboundStatuses }
 
 // Options implements optioner.
 func (InboundStatuses) Options() []asynq.Option {
@@ -62,8 +62,8 @@ type sweep struct {
 // InboundSweep re-enqueues inbound events whose task was lost.
 type InboundSweep sweep
 
-// Kind implements Payload.
-func (InboundSweep) Kind() string { return KindInboundSweep }
+// TaskType implements Payload.
+func (InboundSweep) TaskType() string { return TypeInboundSweep }
 
 // Options implements optioner.
 func (p InboundSweep) Options() []asynq.Option { return sweepOptions("inbound-sweep", p.Tick) }
@@ -71,8 +71,8 @@ func (p InboundSweep) Options() []asynq.Option { return sweepOptions("inbound-sw
 // EventsSweep re-enqueues outbound events whose dispatch task was lost.
 type EventsSweep sweep
 
-// Kind implements Payload.
-func (EventsSweep) Kind() string { return KindEventsSweep }
+// TaskType implements Payload.
+func (EventsSweep) TaskType() string { return TypeEventsSweep }
 
 // Options implements optioner.
 func (p EventsSweep) Options() []asynq.Option { return sweepOptions("events-sweep", p.Tick) }
@@ -80,8 +80,8 @@ func (p EventsSweep) Options() []asynq.Option { return sweepOptions("events-swee
 // MessageSweep resolves outbound sends whose outcome stayed unknown.
 type MessageSweep sweep
 
-// Kind implements Payload.
-func (MessageSweep) Kind() string { return KindMessageSweep }
+// TaskType implements Payload.
+func (MessageSweep) TaskType() string { return TypeMessageSweep }
 
 // Options implements optioner.
 func (p MessageSweep) Options() []asynq.Option { return sweepOptions("message-sweep", p.Tick) }
@@ -97,8 +97,8 @@ type MessageSend struct {
 	MessageID      uuid.UUID `json:"message_id"`
 }
 
-// Kind implements Payload.
-func (MessageSend) Kind() string { return KindMessageSend }
+// TaskType implements Payload.
+func (MessageSend) TaskType() string { return TypeMessageSend }
 
 // Options: one task per message.
 func (p MessageSend) Options() []asynq.Option {
@@ -112,8 +112,8 @@ type AccountRefresh struct {
 	AccountID      uuid.UUID `json:"account_id"`
 }
 
-// Kind implements Payload.
-func (AccountRefresh) Kind() string { return KindAccountRefresh }
+// TaskType implements Payload.
+func (AccountRefresh) TaskType() string { return TypeAccountRefresh }
 
 // Options implements optioner.
 func (AccountRefresh) Options() []asynq.Option {
@@ -126,8 +126,8 @@ type WebhookDispatch struct {
 	EventID        uuid.UUID `json:"event_id"`
 }
 
-// Kind implements Payload.
-func (WebhookDispatch) Kind() string { return KindWebhookDispatch }
+// TaskType implements Payload.
+func (WebhookDispatch) TaskType() string { return TypeWebhookDispatch }
 
 // Options: one task per event.
 func (p WebhookDispatch) Options() []asynq.Option {
@@ -143,8 +143,8 @@ type WebhookDeliver struct {
 	Attempt        int       `json:"attempt"`
 }
 
-// Kind implements Payload.
-func (WebhookDeliver) Kind() string { return KindWebhookDeliver }
+// TaskType implements Payload.
+func (WebhookDeliver) TaskType() string { return TypeWebhookDeliver }
 
 // Options: one task per attempt. The handler schedules the next attempt
 // itself; the asynq retry only covers a crashed worker.

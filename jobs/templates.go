@@ -7,8 +7,8 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// KindTemplateSync reads every template of an account from the provider.
-const KindTemplateSync = "template:sync"
+// TypeTemplateSync reads every template of an account from the provider.
+const TypeTemplateSync = "template:sync"
 
 // TemplateSync synchronises an account's templates; its result is the JSON
 // of the counts (synced, new, updated), kept for the endpoint that waits.
@@ -17,8 +17,8 @@ type TemplateSync struct {
 	AccountID      uuid.UUID `json:"account_id"`
 }
 
-// Kind implements Payload.
-func (TemplateSync) Kind() string { return KindTemplateSync }
+// TaskType implements Payload.
+func (TemplateSync) TaskType() string { return TypeTemplateSync }
 
 // Options implements optioner.
 func (TemplateSync) Options() []asynq.Option {

@@ -162,16 +162,19 @@ type Message struct {
 	ErrorTitle        string
 	ErrorDetail       string
 	TemplateName      string
-	SentBy            *uuid.UUID `gorm:"type:uuid"`
-	APIKeyID          *uuid.UUID `gorm:"type:uuid"`
-	SendStartedAt     *time.Time
-	OccurredAt        time.Time
-	SentAt            *time.Time
-	DeliveredAt       *time.Time
-	ReadAt            *time.Time
-	FailedAt          *time.Time
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// TemplateID is the template of a template send (queued sends read it;
+	// content keeps a copy for the API).
+	TemplateID    *uuid.UUID `gorm:"type:uuid"`
+	SentBy        *uuid.UUID `gorm:"type:uuid"`
+	APIKeyID      *uuid.UUID `gorm:"type:uuid"`
+	SendStartedAt *time.Time
+	OccurredAt    time.Time
+	SentAt        *time.Time
+	DeliveredAt   *time.Time
+	ReadAt        *time.Time
+	FailedAt      *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // InboundEvent is a verified provider webhook waiting to be applied.
@@ -180,12 +183,13 @@ type InboundEvent struct {
 	OrganizationID uuid.UUID `gorm:"type:uuid"`
 	AccountID      uuid.UUID `gorm:"type:uuid"`
 	ContactKey     string
-	Kind           string
-	Payload        []byte `gorm:"type:jsonb"`
-	ReceivedAt     time.Time
-	ProcessedAt    *time.Time
-	Attempts       int
-	LastError      string
+	// EventType is inbound.EventMessages, EventStatuses, EventTemplateStatus.
+	EventType   string `gorm:"column:kind"`
+	Payload     []byte `gorm:"type:jsonb"`
+	ReceivedAt  time.Time
+	ProcessedAt *time.Time
+	Attempts    int
+	LastError   string
 }
 
 // Event is an outbound webhook event in the outbox.

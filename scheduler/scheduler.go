@@ -110,12 +110,12 @@ func (s *Scheduler) fire(ctx context.Context, e Entry) {
 	switch {
 	case errors.Is(err, jobs.ErrDuplicate):
 	case err != nil:
-		s.log.Error("scheduler cannot enqueue", "entry", e.Name, "kind", p.Kind(), "error", err)
+		s.log.Error("scheduler cannot enqueue", "entry", e.Name, "kind", p.TaskType(), "error", err)
 	default:
 		s.Fired.Add(1)
 		// Every tick of every entry: debug, or it floods the log once a
 		// second. Info is for leadership changes and failures.
-		s.log.Debug("scheduled job enqueued", "entry", e.Name, "kind", p.Kind())
+		s.log.Debug("scheduled job enqueued", "entry", e.Name, "kind", p.TaskType())
 	}
 }
 

@@ -19,7 +19,7 @@ type tick struct {
 	At time.Time `json:"at"`
 }
 
-func (tick) Kind() string { return "test:tick" }
+func (tick) TaskType() string { return "test:tick" }
 
 func (p tick) Options() []asynq.Option {
 	return []asynq.Option{asynq.TaskID(fmt.Sprintf("tick:%d", p.At.Unix())), asynq.Retention(time.Hour)}

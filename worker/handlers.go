@@ -33,49 +33,49 @@ type Handlers struct {
 
 // Register adds every job handler to mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
-	mux.HandleFunc(jobs.KindAPIKeyTouch, handle(func(ctx context.Context, p jobs.APIKeyTouch) error {
+	mux.HandleFunc(jobs.TypeAPIKeyTouch, handle(func(ctx context.Context, p jobs.APIKeyTouch) error {
 		return h.Identity.TouchAPIKey(ctx, p.OrganizationID, p.APIKeyID, p.UsedAt)
 	}))
-	mux.HandleFunc(jobs.KindPurgeRefreshTokens, handle(func(ctx context.Context, _ jobs.PurgeRefreshTokens) error {
+	mux.HandleFunc(jobs.TypePurgeRefreshTokens, handle(func(ctx context.Context, _ jobs.PurgeRefreshTokens) error {
 		n, err := h.Identity.PurgeRefreshTokens(ctx)
 		if err == nil && n > 0 {
 			h.Log.Info("purged refresh tokens", "count", n)
 		}
 		return err
 	}))
-	mux.HandleFunc(jobs.KindInboundProcess, handle(func(ctx context.Context, p jobs.InboundProcess) error {
+	mux.HandleFunc(jobs.TypeInboundProcess, handle(func(ctx context.Context, p jobs.InboundProcess) error {
 		return h.Inbound.Process(ctx, p.OrganizationID, p.AccountID, p.ContactKey)
 	}))
-	mux.HandleFunc(jobs.KindInboundStatuses, handle(func(ctx context.Context, p jobs.InboundStatuses) error {
+	mux.HandleFunc(jobs.TypeInboundStatuses, handle(func(ctx context.Context, p jobs.InboundStatuses) error {
 		return h.Inbound.ProcessStatuses(ctx, p.OrganizationID, p.AccountID)
 	}))
-	mux.HandleFunc(jobs.KindInboundSweep, handle(func(ctx context.Context, _ jobs.InboundSweep) error {
+	mux.HandleFunc(jobs.TypeInboundSweep, handle(func(ctx context.Context, _ jobs.InboundSweep) error {
 		n, err := h.Inbound.Sweep(ctx)
 		if n > 0 {
 			h.Log.Warn("re-enqueued inbound events whose task was lost", "contacts", n)
 		}
 		return err
 	}))
-	mux.HandleFunc(jobs.KindMessageSend, handle(func(ctx context.Context, p jobs.MessageSend) error {
+	mux.HandleFunc(jobs.TypeMessageSend, handle(func(ctx context.Context, p jobs.MessageSend) error {
 		return h.Messaging.SendQueued(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
 	}))
-	mux.HandleFunc(jobs.KindMessageSweep, handle(func(ctx context.Context, _ jobs.MessageSweep) error {
+	mux.HandleFunc(jobs.TypeMessageSweep, handle(func(ctx context.Context, _ jobs.MessageSweep) error {
 		requeued, failed, err := h.Messaging.SweepUnconfirmed(ctx)
 		if requeued+failed > 0 {
 			h.Log.Warn("settled outbound messages", "requeued", requeued, "failed_unknown_outcome", failed)
 		}
 		return err
 	}))
-	mux.HandleFunc(jobs.KindAccountRefresh, handle(func(ctx context.Context, p jobs.AccountRefresh) error {
+	mux.HandleFunc(jobs.TypeAccountRefresh, handle(func(ctx context.Context, p jobs.AccountRefresh) error {
 		return h.Accounts.Refresh(ctx, p.OrganizationID, p.AccountID)
 	}))
-	mux.HandleFunc(jobs.KindWebhookDispatch, handle(func(ctx context.Context, p jobs.WebhookDispatch) error {
+	mux.HandleFunc(jobs.TypeWebhookDispatch, handle(func(ctx context.Context, p jobs.WebhookDispatch) error {
 		return h.Webhooks.Dispatch(ctx, p.OrganizationID, p.EventID)
 	}))
-	mux.HandleFunc(jobs.KindWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
+	mux.HandleFunc(jobs.TypeWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
 		return h.Webhooks.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)
 	}))
-	mux.HandleFunc(jobs.KindTemplateSync, func(ctx context.Context, t *asynq.Task) error {
+	mux.HandleFunc(jobs.TypeTemplateSync, func(ctx context.Context, t *asynq.Task) error {
 		p, err := jobs.Decode[jobs.TemplateSync](t)
 		if err != nil {
 			return err
@@ -88,27 +88,27 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		_, err = t.ResultWriter().Write(b) // read by the endpoint that waits
 		return err
 	})
-	mux.HandleFunc(jobs.KindCampaignLane, handle(func(ctx context.Context, p jobs.CampaignLane) error {
+	mux.HandleFunc(jobs.TypeCampaignLane, handle(func(ctx context.Context, p jobs.CampaignLane) error {
 		return h.Campaigns.RunLane(ctx, p.OrganizationID, p.CampaignID, p.Generation)
 	}))
-	mux.HandleFunc(jobs.KindCampaignRecount, handle(func(ctx context.Context, p jobs.CampaignRecount) error {
+	mux.HandleFunc(jobs.TypeCampaignRecount, handle(func(ctx context.Context, p jobs.CampaignRecount) error {
 		return h.Campaigns.Recount(ctx, p.OrganizationID, p.CampaignID)
 	}))
-	mux.HandleFunc(jobs.KindCampaignStartDue, handle(func(ctx context.Context, _ jobs.CampaignStartDue) error {
+	mux.HandleFunc(jobs.TypeCampaignStartDue, handle(func(ctx context.Context, _ jobs.CampaignStartDue) error {
 		n, err := h.Campaigns.StartDue(ctx)
 		if n > 0 {
 			h.Log.Info("scheduled campaigns started", "count", n)
 		}
 		return err
 	}))
-	mux.HandleFunc(jobs.KindCampaignSweep, handle(func(ctx context.Context, _ jobs.CampaignSweep) error {
+	mux.HandleFunc(jobs.TypeCampaignSweep, handle(func(ctx context.Context, _ jobs.CampaignSweep) error {
 		res, err := h.Campaigns.Sweep(ctx)
 		if res != nil && res.Unknown+int64(res.Restarted) > 0 {
 			h.Log.Warn("campaign sweep", "recipients_unknown", res.Unknown, "campaigns_restarted", res.Restarted)
 		}
 		return err
 	}))
-	mux.HandleFunc(jobs.KindEventsSweep, handle(func(ctx context.Context, _ jobs.EventsSweep) error {
+	mux.HandleFunc(jobs.TypeEventsSweep, handle(func(ctx context.Context, _ jobs.EventsSweep) error {
 		n, err := h.Webhooks.SweepUndispatched(ctx)
 		if n > 0 {
 			h.Log.Warn("re-enqueued webhook events whose dispatch was lost", "events", n)

@@ -1,22 +1,20 @@
 // Package worker wires the asynq server that runs every background job: one
-// ServeMux with logging, panic recovery and tenant-context middleware, queue
-// priorities, and the retry policy under which waiting for a rate limit is
-// never a failure.
+// ServeMux with logging and panic recovery middleware, queue priorities, and
+// the retry policy under which waiting for a rate limit is never a failure.
+// Handlers pass the payload's organization_id to the domain methods as an
+// argument; nothing travels in the context.
 package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"wharf/internal/tenant"
 	"wharf/jobs"
 )
 
@@ -87,7 +85,7 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 // register handlers on it.
 func NewMux(log *slog.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	mux.Use(logging(log), recoverPanic(log), tenantContext)
+	mux.Use(logging(log), recoverPanic(log))
 	return mux
 }
 
@@ -138,20 +136,6 @@ func recoverPanic(log *slog.Logger) asynq.MiddlewareFunc {
 			return next.ProcessTask(ctx, t)
 		})
 	}
-}
-
-// tenantContext puts the payload's organization_id, when it has one, into the
-// handler's context.
-func tenantContext(next asynq.Handler) asynq.Handler {
-	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		var p struct {
-			OrganizationID *uuid.UUID `json:"organization_id"`
-		}
-		if err := json.Unmarshal(t.Payload(), &p); err == nil && p.OrganizationID != nil {
-			ctx = tenant.WithOrg(ctx, *p.OrganizationID)
-		}
-		return next.ProcessTask(ctx, t)
-	})
 }
 
 // asynqLogger adapts slog to asynq's logger interface.

@@ -12,7 +12,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"wharf/internal/apptest"
-	"wharf/internal/tenant"
 	"wharf/internal/testenv"
 	"wharf/jobs"
 	"wharf/worker"
@@ -22,7 +21,7 @@ type probe struct {
 	OrganizationID *uuid.UUID `json:"organization_id,omitempty"`
 }
 
-func (probe) Kind() string { return "test:probe" }
+func (probe) TaskType() string { return "test:probe" }
 
 // harness runs a real asynq server with Wharf's middleware and policy.
 type harness struct {
@@ -94,7 +93,7 @@ func TestRateLimitWaitIsNeverAFailure(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Kind() string { return "test:fail" }
+func (failing) TaskType() string { return "test:fail" }
 
 func TestRealFailuresExhaustRetries(t *testing.T) {
 	h := newHarness(t)
@@ -150,31 +149,10 @@ func TestPanicsAreRecoveredAndRetried(t *testing.T) {
 	}
 }
 
-func TestTenantMiddlewareSetsTheOrganization(t *testing.T) {
-	h := newHarness(t)
-	got := make(chan uuid.UUID, 2)
-	h.mux.HandleFunc("test:probe", func(ctx context.Context, t *asynq.Task) error {
-		id, _ := tenant.OrgFrom(ctx)
-		got <- id
-		return nil
-	})
-	h.start(time.Second)
-	org := uuid.New()
-	_, _ = h.enq.Enqueue(context.Background(), probe{OrganizationID: &org})
-	select {
-	case id := <-got:
-		if id != org {
-			t.Fatalf("tenant %s, want %s", id, org)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("handler not called")
-	}
-}
-
 func TestBadPayloadSkipsRetries(t *testing.T) {
 	h := newHarness(t)
 	var calls atomic.Int64
-	h.mux.HandleFunc(jobs.KindAPIKeyTouch, func(ctx context.Context, t *asynq.Task) error {
+	h.mux.HandleFunc(jobs.TypeAPIKeyTouch, func(ctx context.Context, t *asynq.Task) error {
 		calls.Add(1)
 		_, err := jobs.Decode[jobs.APIKeyTouch](t)
 		return err
@@ -182,7 +160,7 @@ func TestBadPayloadSkipsRetries(t *testing.T) {
 	h.start(time.Second)
 	client := asynq.NewClient(h.rc)
 	defer client.Close()
-	info, err := client.Enqueue(asynq.NewTask(jobs.KindAPIKeyTouch, []byte("{not json")), asynq.MaxRetry(5))
+	info, err := client.Enqueue(asynq.NewTask(jobs.TypeAPIKeyTouch, []byte("{not json")), asynq.MaxRetry(5))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ package campaigns
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"wharf/internal/apperr"
 	"wharf/internal/paging"
 	"wharf/internal/ratelimit"
+	"wharf/internal/statuses"
 	"wharf/internal/templates"
 	"wharf/internal/tenant"
 	"wharf/jobs"
@@ -43,6 +43,7 @@ type Service struct {
 	provider  *platform.Client
 	enq       *jobs.Enqueuer
 	limiter   *ratelimit.Limiter
+	statuses  *statuses.Applier
 	cfg       Config
 	log       *slog.Logger
 	now       func() time.Time
@@ -66,7 +67,7 @@ type Deps struct {
 // NewService wires the campaigns domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
-		limiter: d.Limiter, cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
+		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // Filter narrows a campaign list.
@@ -84,13 +85,7 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	if f.AccountID != nil {
 		q = q.Where("account_id = ?", *f.AccountID)
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []models.Campaign
-	err := q.Order("created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
-	return out, total, err
+	return paging.Find[models.Campaign](q, pg, "created_at DESC, id")
 }
 
 // Get returns one campaign.
@@ -99,14 +94,7 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Campaig
 }
 
 func get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Campaign, error) {
-	var c models.Campaign
-	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&c, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("campaign not found")
-		}
-		return nil, err
-	}
-	return &c, nil
+	return tenant.Get[models.Campaign](ctx, db, orgID, id, "campaign not found")
 }
 
 // Input creates or changes a campaign; nil fields are unchanged.
@@ -126,7 +114,7 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, createdBy uuid.UU
 	}
 	c := models.Campaign{OrganizationID: orgID, Status: models.CampaignDraft, CreatedBy: &createdBy}
 	c.VariableMapping.V = map[string]string{}
-	if err := s.apply(ctx, orgID, &c, in); err != nil {
+	if err := s.applyInput(ctx, orgID, &c, in); err != nil {
 		return nil, err
 	}
 	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
@@ -135,7 +123,10 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, createdBy uuid.UU
 	return &c, nil
 }
 
-func (s *Service) apply(ctx context.Context, orgID uuid.UUID, c *models.Campaign, in Input) error {
+// applyInput validates in and sets its fields on c (nil fields unchanged):
+// the account and template must be the organization's, the template
+// sendable from the account.
+func (s *Service) applyInput(ctx context.Context, orgID uuid.UUID, c *models.Campaign, in Input) error {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" || len([]rune(name)) > 200 {
@@ -160,7 +151,7 @@ func (s *Service) apply(ctx context.Context, orgID uuid.UUID, c *models.Campaign
 		if id == nil {
 			return apperr.Invalidf("template_id is required")
 		}
-		t, err := s.templates.ForSend(ctx, orgID, c.AccountID, id, "")
+		t, err := s.templates.Sendable(ctx, orgID, c.AccountID, id, "")
 		if apperr.Is(err, apperr.NotFound) {
 			return apperr.Invalidf("template_id does not name a template of this organization")
 		}
@@ -194,7 +185,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*m
 	if c.Status != models.CampaignDraft {
 		return nil, apperr.Conflictf("only draft campaigns can be updated; this one is %s", c.Status)
 	}
-	if err := s.apply(ctx, orgID, c, in); err != nil {
+	if err := s.applyInput(ctx, orgID, c, in); err != nil {
 		return nil, err
 	}
 	res := s.db.WithContext(ctx).Model(&models.Campaign{}).Where("id = ? AND status = ?", c.ID, models.CampaignDraft).

@@ -39,7 +39,7 @@ func (s *Service) checkReady(ctx context.Context, c *models.Campaign) error {
 	if c.TemplateID == nil {
 		return apperr.Invalidf("the campaign's template was deleted: choose another one")
 	}
-	t, err := s.templates.ForSend(ctx, c.OrganizationID, c.AccountID, c.TemplateID, "")
+	t, err := s.templates.Sendable(ctx, c.OrganizationID, c.AccountID, c.TemplateID, "")
 	if err != nil {
 		return err
 	}

@@ -146,11 +146,5 @@ func (s *Service) Recipients(ctx context.Context, orgID, id uuid.UUID, status st
 	if status != "" {
 		q = q.Where("status = ?", strings.ToLower(status))
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []models.CampaignRecipient
-	err := q.Order("seq").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
-	return out, total, err
+	return paging.Find[models.CampaignRecipient](q, pg, "seq")
 }

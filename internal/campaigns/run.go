@@ -188,7 +188,7 @@ func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation i
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.templates.ForSend(ctx, orgID, c.AccountID, c.TemplateID, "")
+	t, err := s.templates.Sendable(ctx, orgID, c.AccountID, c.TemplateID, "")
 	if err != nil {
 		return nil, err
 	}

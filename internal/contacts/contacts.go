@@ -50,12 +50,8 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, search string, acco
 	if accountID != nil {
 		q = q.Where("account_id = ?", *accountID)
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var rows []models.Contact
-	if err := q.Order("last_message_at DESC NULLS LAST, created_at DESC, id").Limit(pg.Limit).Offset(pg.Offset()).Find(&rows).Error; err != nil {
+	rows, total, err := paging.Find[models.Contact](q, pg, "last_message_at DESC NULLS LAST, created_at DESC, id")
+	if err != nil {
 		return nil, 0, err
 	}
 	views, err := s.withTags(ctx, rows)
@@ -101,14 +97,7 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*View, error) {
 }
 
 func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Contact, error) {
-	var c models.Contact
-	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&c, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("contact not found")
-		}
-		return nil, err
-	}
-	return &c, nil
+	return tenant.Get[models.Contact](ctx, db, orgID, id, "contact not found")
 }
 
 // Input creates or changes a contact; nil fields are unchanged.
@@ -273,58 +262,4 @@ type CreatedEvent struct {
 func (s *Service) emitCreated(ctx context.Context, tx *gorm.DB, c *models.Contact, source string) (uuid.UUID, error) {
 	return s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventContactCreated, CreatedEvent{ContactID: c.ID,
 		PhoneNumber: c.PhoneNumber, Name: c.Name, ProfileName: c.ProfileName, AccountID: c.AccountID, Source: source})
-}
-
-// Upsert finds the contact with this number or creates it, inside tx, and
-// reports whether it was created (with the id of its contact.created event).
-// A profile name, when given, is kept up to date; the account is set when the
-// contact has none.
-func (s *Service) Upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source string) (*models.Contact, uuid.UUID, error) {
-	var row struct {
-		models.Contact
-		Inserted bool
-	}
-	err := tx.WithContext(ctx).Raw(`
-INSERT INTO contacts (organization_id, phone_number, account_id, profile_name, metadata)
-VALUES (?, ?, ?, ?, '{}'::jsonb)
-ON CONFLICT (organization_id, phone_number) DO UPDATE SET
-    profile_name = CASE WHEN EXCLUDED.profile_name <> '' THEN EXCLUDED.profile_name ELSE contacts.profile_name END,
-    account_id   = COALESCE(contacts.account_id, EXCLUDED.account_id),
-    updated_at   = CASE WHEN EXCLUDED.profile_name <> '' AND EXCLUDED.profile_name <> contacts.profile_name
-                        THEN now() ELSE contacts.updated_at END
-RETURNING *, (xmax = 0) AS inserted`, orgID, number, accountID, profileName).Scan(&row).Error
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	c := row.Contact
-	if !row.Inserted {
-		return &c, uuid.Nil, nil
-	}
-	eventID, err := s.emitCreated(ctx, tx, &c, source)
-	return &c, eventID, err
-}
-
-// FindOrCreate returns the contact with this phone number, creating it (and
-// announcing it) when it does not exist.
-func (s *Service) FindOrCreate(ctx context.Context, orgID uuid.UUID, rawNumber string, accountID *uuid.UUID) (*models.Contact, error) {
-	number, err := phone.Normalize(rawNumber)
-	if err != nil {
-		return nil, apperr.Invalidf("phone_number: %v", err)
-	}
-	var c *models.Contact
-	var eventID uuid.UUID
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		c, eventID, err = s.Upsert(ctx, tx, orgID, number, accountID, "", "send")
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.webhooks.Publish(ctx, orgID, eventID)
-	return c, nil
-}
-
-// Contact returns the row of one contact (for other domains).
-func (s *Service) Contact(ctx context.Context, orgID, id uuid.UUID) (*models.Contact, error) {
-	return s.get(ctx, s.db, orgID, id)
 }

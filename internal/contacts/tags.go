@@ -51,13 +51,7 @@ func (s *Service) ListTags(ctx context.Context, orgID uuid.UUID, search string, 
 		p := paging.Contains(search)
 		q = q.Where("name ILIKE ? OR color ILIKE ?", p, p)
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []models.Tag
-	err := q.Order("lower(name)").Limit(pg.Limit).Offset(pg.Offset()).Find(&out).Error
-	return out, total, err
+	return paging.Find[models.Tag](q, pg, "lower(name)")
 }
 
 // TagInput creates or changes a tag; nil fields are unchanged.
@@ -176,6 +170,9 @@ func (s *Service) SetTags(ctx context.Context, orgID, contactID uuid.UUID, names
 		}
 		for _, id := range ids {
 			if err := tx.Create(&models.ContactTag{ContactID: contactID, TagID: id}).Error; err != nil {
+				if errors.Is(err, gorm.ErrDuplicatedKey) { // a concurrent change of the same contact's tags
+					return apperr.Conflictf("the contact's tags were changed at the same time; retry")
+				}
 				return err
 			}
 		}

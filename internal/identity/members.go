@@ -40,18 +40,12 @@ WHERE m.organization_id = @org`
 // ListMembers lists the organization's members.
 func (s *Service) ListMembers(ctx context.Context, orgID uuid.UUID, search string, pg paging.Params) ([]MemberView, int64, error) {
 	where := ""
-	args := map[string]any{"org": orgID, "limit": pg.Limit, "offset": pg.Offset()}
+	args := map[string]any{"org": orgID}
 	if search = strings.TrimSpace(search); search != "" {
 		where = " AND (u.full_name ILIKE @q OR u.email ILIKE @q)"
 		args["q"] = paging.Contains(search)
 	}
-	var total int64
-	if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM ("+memberViewSQL+where+") t", args).Scan(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []MemberView
-	err := s.db.WithContext(ctx).Raw(memberViewSQL+where+" ORDER BY m.created_at, u.email LIMIT @limit OFFSET @offset", args).Scan(&out).Error
-	return out, total, err
+	return paging.Raw[MemberView](s.db.WithContext(ctx), memberViewSQL+where, args, pg, "m.created_at, u.email")
 }
 
 // AddMemberInput names an existing user by id or email.
@@ -93,11 +87,7 @@ func (s *Service) AddMember(ctx context.Context, p *Principal, in AddMemberInput
 }
 
 func (s *Service) member(ctx context.Context, tx *gorm.DB, orgID, memberID uuid.UUID) (*models.OrganizationMember, error) {
-	var m models.OrganizationMember
-	if err := tx.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&m, "id = ?", memberID).Error; err != nil {
-		return nil, notFound(err, "member not found")
-	}
-	return &m, nil
+	return tenant.Get[models.OrganizationMember](ctx, tx, orgID, memberID, "member not found")
 }
 
 // UpdateMemberRole changes a member's role; the caller must hold every

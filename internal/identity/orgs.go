@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"unicode"
 
@@ -48,6 +49,9 @@ func createOrganization(ctx context.Context, tx *gorm.DB, name string, selfRegis
 	}
 	org := &models.Organization{Name: name, Slug: slugify(name), Settings: orgsettings.Initial(selfRegistration)}
 	if err := tx.WithContext(ctx).Create(org).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) { // the slug's random suffix repeated
+			return nil, nil, apperr.Conflictf("an organization with this slug already exists; retry")
+		}
 		return nil, nil, err
 	}
 	admin, err := createSystemRoles(ctx, tx, org.ID)

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -47,15 +48,15 @@ func (s *Service) ListRoles(ctx context.Context, orgID uuid.UUID, search string)
 
 // Role returns one role with its permissions.
 func (s *Service) Role(ctx context.Context, orgID, id uuid.UUID) (*RoleView, error) {
-	var r models.Role
-	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&r, "id = ?", id).Error; err != nil {
-		return nil, notFound(err, "role not found")
+	r, err := tenant.Get[models.Role](ctx, s.db, orgID, id, "role not found")
+	if err != nil {
+		return nil, err
 	}
 	perms, err := rolePermissions(ctx, s.db, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &RoleView{Role: r, PermissionCount: len(perms), Permissions: perms}, nil
+	return &RoleView{Role: *r, PermissionCount: len(perms), Permissions: perms}, nil
 }
 
 func rolePermissions(ctx context.Context, db *gorm.DB, roleID uuid.UUID) ([]models.Permission, error) {
@@ -100,14 +101,14 @@ func (s *Service) UpdateRole(ctx context.Context, p *Principal, id uuid.UUID, in
 		return nil, err
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var role models.Role
-		if err := tx.Scopes(tenant.Scope(p.OrgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
-			return notFound(err, "role not found")
+		role, err := tenant.Get[models.Role](ctx, tx.Clauses(clause.Locking{Strength: "UPDATE"}), p.OrgID, id, "role not found")
+		if err != nil {
+			return err
 		}
 		if role.IsSystem {
 			return apperr.Forbiddenf("system roles cannot be modified")
 		}
-		return s.saveRole(ctx, tx, p, &role, in)
+		return s.saveRole(ctx, tx, p, role, in)
 	})
 	if err != nil {
 		return nil, err
@@ -177,9 +178,9 @@ func (s *Service) DeleteRole(ctx context.Context, p *Principal, id uuid.UUID) er
 		return err
 	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var role models.Role
-		if err := tx.Scopes(tenant.Scope(p.OrgID)).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&role, "id = ?", id).Error; err != nil {
-			return notFound(err, "role not found")
+		role, err := tenant.Get[models.Role](ctx, tx.Clauses(clause.Locking{Strength: "UPDATE"}), p.OrgID, id, "role not found")
+		if err != nil {
+			return err
 		}
 		if role.IsSystem {
 			return apperr.Forbiddenf("system roles cannot be deleted")
@@ -310,7 +311,9 @@ func ensureAdminRemains(ctx context.Context, tx *gorm.DB, orgID, userID uuid.UUI
 	var admin models.Role
 	if err := tx.WithContext(ctx).Scopes(tenant.Scope(orgID)).Clauses(clause.Locking{Strength: "UPDATE"}).
 		Where("is_system AND name = ?", RoleAdmin).Take(&admin).Error; err != nil {
-		return err
+		// Every organization is created with its Admin role: its absence is
+		// a broken invariant (500), not a missing resource of the caller.
+		return fmt.Errorf("organization %s: the Admin role: %v", orgID, err)
 	}
 	var n int64
 	err := tx.Table("organization_members AS m").Joins("JOIN users u ON u.id = m.user_id").

@@ -44,18 +44,12 @@ WHERE m.organization_id = @org`
 // on name or email.
 func (s *Service) ListUsers(ctx context.Context, orgID uuid.UUID, search string, pg paging.Params) ([]UserView, int64, error) {
 	where := ""
-	args := map[string]any{"org": orgID, "limit": pg.Limit, "offset": pg.Offset()}
+	args := map[string]any{"org": orgID}
 	if search = strings.TrimSpace(search); search != "" {
 		where = " AND (u.full_name ILIKE @q OR u.email ILIKE @q)"
 		args["q"] = paging.Contains(search)
 	}
-	var total int64
-	if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM ("+userViewSQL+where+") t", args).Scan(&total).Error; err != nil {
-		return nil, 0, err
-	}
-	var out []UserView
-	err := s.db.WithContext(ctx).Raw(userViewSQL+where+" ORDER BY u.full_name, u.email LIMIT @limit OFFSET @offset", args).Scan(&out).Error
-	return out, total, err
+	return paging.Raw[UserView](s.db.WithContext(ctx), userViewSQL+where, args, pg, "u.full_name, u.email")
 }
 
 // User returns one user of the organization.

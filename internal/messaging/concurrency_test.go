@@ -9,7 +9,9 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/database"
+	"wharf/internal/inbound"
 	"wharf/internal/messaging"
+	"wharf/internal/statuses"
 	"wharf/internal/testenv"
 	"wharf/platform"
 )
@@ -52,22 +54,27 @@ func newFixture(t *testing.T, pid string) *fixture {
 	return &fixture{db: db, svc: messaging.NewService(messaging.Deps{DB: db, Log: testenv.Quiet()}), org: org, acc: acc, contact: contact, msg: msg}
 }
 
-func (f *fixture) outcome(status, callback string) []*messaging.Outcome {
-	return messaging.Reduce([]platform.Status{{ID: "wamid.x", Status: status, Timestamp: "1700000000", BizOpaqueCallbackData: callback}}, time.Now())
+func (f *fixture) outcome(status, callback string) []*statuses.Outcome {
+	return statuses.Reduce([]platform.Status{{ID: "wamid.x", Status: status, Timestamp: "1700000000", BizOpaqueCallbackData: callback}}, time.Now())
 }
 
 // race applies first in one transaction, then, while it holds the row,
 // second in another (which waits), commits the first and then the second.
-func (f *fixture) race(t *testing.T, first, second []*messaging.Outcome) string {
+func (f *fixture) apply(ctx context.Context, tx *gorm.DB, outcomes []*statuses.Outcome) ([]*statuses.Outcome, error) {
+	res, err := f.svc.ApplyStatuses(ctx, tx, inbound.StatusBatch{OrganizationID: f.org, AccountID: f.acc, Outcomes: outcomes})
+	return res.Unmatched, err
+}
+
+func (f *fixture) race(t *testing.T, first, second []*statuses.Outcome) string {
 	ctx := context.Background()
 	tx1 := f.db.Begin()
-	if _, err := f.svc.ApplyStatuses(ctx, tx1, f.org, f.acc, first); err != nil {
+	if _, err := f.apply(ctx, tx1, first); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
 		tx2 := f.db.Begin()
-		unknown, err := f.svc.ApplyStatuses(ctx, tx2, f.org, f.acc, second) // blocks on the row lock
+		unknown, err := f.apply(ctx, tx2, second) // blocks on the row lock
 		if err == nil && len(unknown) > 0 {
 			t.Errorf("second batch reported the message unknown")
 		}
@@ -105,5 +112,81 @@ func TestConcurrentReconciliationAppliesBothBatches(t *testing.T) {
 	cb := f.msg.String()
 	if got := f.race(t, f.outcome("delivered", cb), f.outcome("read", cb)); got != "read" {
 		t.Fatalf("status %q after concurrent reconciliations, want read", got)
+	}
+}
+
+// add stores another sent message of the fixture's contact with provider id
+// pid.
+func (f *fixture) add(t *testing.T, pid string) uuid.UUID {
+	id := uuid.New()
+	if err := f.db.Exec(`INSERT INTO messages (id, organization_id, contact_id, account_id, platform_message_id, direction, type, status, occurred_at)
+		VALUES (?, ?, ?, ?, ?, 'outgoing', 'text', 'sent', now())`, id, f.org, f.contact, f.acc, pid).Error; err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Two status batches naming the same messages in opposite orders must not
+// deadlock. The planner is held to the plan large tables get (an index
+// lookup per outcome, in the batch's order), under which the update alone
+// locked rows in batch order: the first batch held a and waited for x
+// (locked by a third transaction), the second held b and waited for a,
+// and once x was free the first waited for b: "deadlock detected".
+func TestStatusBatchesInOppositeOrdersDoNotDeadlock(t *testing.T) {
+	f := newFixture(t, "wamid.x")
+	a, b := f.add(t, "wamid.a"), f.add(t, "wamid.b")
+	ctx := context.Background()
+	// Enough rows, and the planner's alternatives off, for the plan of a
+	// large table: an index lookup per outcome.
+	if err := f.db.Exec(`INSERT INTO messages (organization_id, contact_id, account_id, platform_message_id, direction, type, status, occurred_at)
+		SELECT ?, ?, ?, 'wamid.filler' || g, 'outgoing', 'text', 'sent', now() FROM generate_series(1, 2000) g`, f.org, f.contact, f.acc).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Exec(`ANALYZE messages`).Error; err != nil {
+		t.Fatal(err)
+	}
+	batch := func(pids ...string) []*statuses.Outcome {
+		var sts []platform.Status
+		for _, pid := range pids {
+			sts = append(sts, platform.Status{ID: pid, Status: "delivered", Timestamp: "1700000000"})
+		}
+		return statuses.Reduce(sts, time.Now())
+	}
+	errs := make(chan error, 2)
+	run := func(outcomes []*statuses.Outcome) {
+		tx := f.db.Begin()
+		for _, plan := range []string{"enable_hashjoin", "enable_mergejoin", "enable_seqscan", "enable_bitmapscan"} {
+			tx.Exec("SET LOCAL " + plan + " = off")
+		}
+		_, err := f.apply(ctx, tx, outcomes)
+		if err != nil {
+			tx.Rollback()
+			errs <- err
+			return
+		}
+		errs <- tx.Commit().Error
+	}
+	holder := f.db.Begin()
+	if err := holder.Exec(`SELECT 1 FROM messages WHERE id = ? FOR UPDATE`, f.msg).Error; err != nil {
+		t.Fatal(err)
+	}
+	go run(batch("wamid.a", "wamid.x", "wamid.b"))
+	time.Sleep(300 * time.Millisecond) // the first batch now waits for x
+	go run(batch("wamid.b", "wamid.a"))
+	time.Sleep(300 * time.Millisecond) // the second batch now waits too
+	if err := holder.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a status batch failed: %v", err)
+		}
+	}
+	for _, id := range []uuid.UUID{f.msg, a, b} {
+		var status string
+		f.db.Raw(`SELECT status FROM messages WHERE id = ?`, id).Scan(&status)
+		if status != "delivered" {
+			t.Errorf("message %s is %q, want delivered", id, status)
+		}
 	}
 }

@@ -3,21 +3,38 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/inbound"
 	"wharf/internal/phone"
 	"wharf/internal/webhooks"
 	"wharf/models"
 	"wharf/platform"
 )
 
-// StoreIncoming stores an incoming message once (the provider redelivers
+// ConsumeMessage is the messaging domain's inbound.MessageConsumer: it
+// stores the message (once: a redelivered message is Seen) and publishes
+// its message.incoming event after the commit.
+func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.Incoming) (inbound.MessageResult, error) {
+	id, eventID, err := s.storeIncoming(ctx, tx, in.Contact, in.Account.ID, in.Account.Name, in.Message)
+	if err != nil || id == uuid.Nil {
+		return inbound.MessageResult{Seen: err == nil}, err
+	}
+	org := in.Contact.OrganizationID
+	return inbound.MessageResult{Stored: id,
+		AfterCommit: func(ctx context.Context) { s.webhooks.Publish(ctx, org, eventID) }}, nil
+}
+
+// storeIncoming stores an incoming message once (the provider redelivers
 // webhooks: a known message id changes nothing), keeps the contact's
-// activity times, and emits message.incoming. It returns the event id to
-// publish after the commit, or uuid.Nil.
-func (s *Service) StoreIncoming(ctx context.Context, tx *gorm.DB, c *models.Contact, accountID uuid.UUID, accountName string, in platform.IncomingMessage) (uuid.UUID, error) {
+// activity times, and emits message.incoming. It returns the new message's
+// id and the event id to publish after the commit, or uuid.Nil for a
+// message stored before.
+func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Contact, accountID uuid.UUID, accountName string, in platform.IncomingMessage) (uuid.UUID, uuid.UUID, error) {
 	typ, content := incomingContent(in)
 	at := unixTime(in.Timestamp, s.now())
 	m := models.Message{ID: uuid.New(), OrganizationID: c.OrganizationID, ContactID: c.ID, AccountID: &accountID,
@@ -31,14 +48,18 @@ func (s *Service) StoreIncoming(ctx context.Context, tx *gorm.DB, c *models.Cont
 		ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING`,
 		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at)
 	if res.Error != nil || res.RowsAffected == 0 {
-		return uuid.Nil, res.Error
+		return uuid.Nil, uuid.Nil, res.Error
 	}
 	if err := tx.WithContext(ctx).Exec(`UPDATE contacts SET
 		last_message_at = GREATEST(COALESCE(last_message_at, ?), ?),
 		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ?`, at, at, at, at, c.ID).Error; err != nil {
-		return uuid.Nil, err
+		return uuid.Nil, uuid.Nil, err
 	}
-	return s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventMessageIncoming, eventData(&m, c, accountName))
+	eventID, err := s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventMessageIncoming, eventData(&m, c, accountName))
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	return m.ID, eventID, nil
 }
 
 // incomingContent maps a provider message to our type and content: text as
@@ -95,4 +116,11 @@ func incomingContent(in platform.IncomingMessage) (string, map[string]any) {
 		content["context"] = map[string]any{"message_id": in.Context.ID, "from": phone.FromWaID(in.Context.From)}
 	}
 	return typ, content
+}
+
+func unixTime(s string, fallback time.Time) time.Time {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
+		return time.Unix(n, 0).UTC()
+	}
+	return fallback
 }

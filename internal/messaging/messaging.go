@@ -7,6 +7,11 @@
 // unconfirmed is never repeated. Its outcome is learned from the provider's
 // status webhooks, which echo our message id (biz_opaque_callback_data), or,
 // when none arrives, it is marked failed by the sweeper.
+//
+// Files: send.go (synchronous sends and what every send records), media.go,
+// queued.go (template sends queued for the worker), sweep.go (queued sends
+// whose task was lost, sends whose outcome stayed unknown), read.go,
+// incoming.go and statuses.go (the inbound consumer).
 package messaging
 
 import (
@@ -24,6 +29,7 @@ import (
 	"wharf/internal/contacts"
 	"wharf/internal/paging"
 	"wharf/internal/safehttp"
+	"wharf/internal/statuses"
 	"wharf/internal/templates"
 	"wharf/internal/tenant"
 	"wharf/internal/webhooks"
@@ -47,6 +53,7 @@ type Service struct {
 	enq       *jobs.Enqueuer
 	policy    safehttp.Policy
 	media     *http.Client
+	statuses  *statuses.Applier
 	log       *slog.Logger
 	now       func() time.Time
 }
@@ -67,9 +74,15 @@ type Deps struct {
 // NewService wires the messaging domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
-		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second), log: d.Log,
+		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),
+		statuses: statuses.NewApplier(messageStatuses), log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
+
+// ConsumerName implements inbound.Consumer: messaging stores incoming
+// messages (ConsumeMessage) and applies the statuses of its sends
+// (ApplyStatuses).
+func (s *Service) ConsumerName() string { return "messaging" }
 
 // Actor is who sends: a user, possibly through one of their API keys.
 type Actor struct {
@@ -132,14 +145,7 @@ func reverse(ms []models.Message) {
 
 // Get returns one message.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*models.Message, error) {
-	var m models.Message
-	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&m, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("message not found")
-		}
-		return nil, err
-	}
-	return &m, nil
+	return tenant.Get[models.Message](ctx, s.db, orgID, id, "message not found")
 }
 
 // EventData is the data of message.incoming, message.sent and
@@ -161,28 +167,4 @@ func eventData(m *models.Message, c *models.Contact, accountName string) EventDa
 	}
 	return EventData{MessageID: m.ID, ContactID: c.ID, ContactPhone: c.PhoneNumber, ContactName: name,
 		MessageType: m.Type, Content: m.Content.V, PlatformAccount: accountName}
-}
-
-func errCode(st platform.Status) *int {
-	if len(st.Errors) == 0 {
-		return nil
-	}
-	return &st.Errors[0].Code
-}
-
-func errTitle(st platform.Status) string {
-	if len(st.Errors) == 0 {
-		return ""
-	}
-	if st.Errors[0].Title != "" {
-		return st.Errors[0].Title
-	}
-	return st.Errors[0].Message
-}
-
-func errDetail(st platform.Status) string {
-	if len(st.Errors) == 0 {
-		return ""
-	}
-	return st.Errors[0].ErrorData.Details
 }

@@ -2,11 +2,8 @@ package messaging
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -14,9 +11,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/phone"
-	"wharf/internal/templates"
 	"wharf/internal/webhooks"
-	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"
 )
@@ -61,7 +56,7 @@ func (s *Service) windowContact(ctx context.Context, orgID, contactID uuid.UUID)
 
 // sendTo sends ob to a contact found by windowContact.
 func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob outbound) (*Sent, error) {
-	a, err := s.accounts.ForSending(ctx, orgID, "", c.AccountID)
+	a, err := s.accounts.Sender(ctx, orgID, "", c.AccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +109,8 @@ func providerText(pe *platform.Error) string {
 	return pe.Message
 }
 
+// markFailed records a send the provider refused (synchronous or queued),
+// unless a status moved the message on meanwhile.
 func (s *Service) markFailed(ctx context.Context, id uuid.UUID, pe *platform.Error) {
 	code := pe.Code
 	s.db.WithContext(context.WithoutCancel(ctx)).Model(&models.Message{}).Where("id = ? AND status = ?", id, models.StatusPending).
@@ -246,267 +243,4 @@ func (s *Service) SendInteractive(ctx context.Context, orgID uuid.UUID, actor Ac
 			}})
 	}
 	return nil, apperr.Invalidf("interactive.type must be button or cta_url")
-}
-
-// TemplateInput is the body of POST /api/messages/template.
-type TemplateInput struct {
-	ContactID    *uuid.UUID
-	PhoneNumber  string
-	TemplateName string
-	TemplateID   *uuid.UUID
-	Params       map[string]string
-	AccountName  string
-}
-
-// Queued is the answer to a template send.
-type Queued struct {
-	MessageID    uuid.UUID
-	PhoneNumber  string
-	Status       string
-	TemplateName string
-}
-
-// QueueTemplate validates a template send, stores the message as pending
-// and leaves the sending to the worker. Nothing is stored (not even a new
-// contact) when the request is invalid.
-func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Actor, in TemplateInput) (*Queued, error) {
-	if in.ContactID == nil && strings.TrimSpace(in.PhoneNumber) == "" {
-		return nil, apperr.Invalidf("contact_id or phone_number is required")
-	}
-	if in.TemplateID == nil && strings.TrimSpace(in.TemplateName) == "" {
-		return nil, apperr.Invalidf("template_name or template_id is required")
-	}
-	var account *accounts.Account
-	var err error
-	if strings.TrimSpace(in.AccountName) != "" {
-		if account, err = s.accounts.ForSending(ctx, orgID, in.AccountName, nil); err != nil {
-			return nil, err
-		}
-	}
-	var contact *models.Contact
-	number := ""
-	if in.ContactID != nil {
-		if contact, err = s.contacts.Contact(ctx, orgID, *in.ContactID); err != nil {
-			return nil, err
-		}
-		number = contact.PhoneNumber
-	} else if number, err = phone.Normalize(in.PhoneNumber); err != nil {
-		return nil, apperr.Invalidf("phone_number: %v", err)
-	}
-	var tmpl *models.Template
-	if in.TemplateID != nil {
-		if tmpl, err = s.templates.ForSend(ctx, orgID, accountID(account), in.TemplateID, ""); err != nil {
-			return nil, err
-		}
-		if account == nil {
-			if account, err = s.accounts.ForSending(ctx, orgID, "", &tmpl.AccountID); err != nil {
-				return nil, err
-			}
-			if account.ID != tmpl.AccountID {
-				return nil, apperr.Invalidf("the template's account is not active")
-			}
-		}
-	} else {
-		if account == nil {
-			var preferred *uuid.UUID
-			if contact != nil {
-				preferred = contact.AccountID
-			}
-			if account, err = s.accounts.ForSending(ctx, orgID, "", preferred); err != nil {
-				return nil, err
-			}
-		}
-		if tmpl, err = s.templates.ForSend(ctx, orgID, &account.ID, nil, in.TemplateName); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := templates.Build(tmpl, in.Params); err != nil {
-		return nil, err
-	}
-	if contact == nil {
-		if contact, err = s.contacts.FindOrCreate(ctx, orgID, number, &account.ID); err != nil {
-			return nil, err
-		}
-	}
-	params := make(map[string]any, len(in.Params))
-	for k, v := range in.Params {
-		params[k] = v
-	}
-	now := s.now()
-	m := models.Message{ID: uuid.New(), OrganizationID: orgID, ContactID: contact.ID, AccountID: &account.ID,
-		Direction: models.DirectionOutgoing, Type: "template", Status: models.StatusPending, TemplateName: tmpl.Name,
-		SentBy: &actor.UserID, APIKeyID: actor.APIKeyID, OccurredAt: now}
-	m.Content.V = map[string]any{"template_id": tmpl.ID, "template_name": tmpl.Name, "language": tmpl.Language,
-		"params": params, "text": templates.Describe(tmpl, in.Params)}
-	if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {
-		return nil, err
-	}
-	if _, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: orgID, MessageID: m.ID}); err != nil && !errors.Is(err, jobs.ErrDuplicate) {
-		// The sweeper enqueues pending messages whose task is missing.
-		s.log.Warn("cannot enqueue a template send; the sweeper will retry", "message_id", m.ID, "error", err)
-	}
-	return &Queued{MessageID: m.ID, PhoneNumber: contact.PhoneNumber, Status: models.StatusPending, TemplateName: tmpl.Name}, nil
-}
-
-func accountID(a *accounts.Account) *uuid.UUID {
-	if a == nil {
-		return nil
-	}
-	return &a.ID
-}
-
-// SendQueued is the message:send job. It claims the message first, so a
-// duplicate task, or a retry after a crash that happened after the provider
-// call, never sends twice. lastAttempt tells it to give up on transient
-// errors.
-func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
-	var m models.Message
-	res := s.db.WithContext(ctx).Raw(`UPDATE messages SET send_started_at = now(), updated_at = now()
-		WHERE id = ? AND organization_id = ? AND status = 'pending' AND send_started_at IS NULL AND platform_message_id IS NULL
-		RETURNING *`, id, orgID).Scan(&m)
-	if res.Error != nil {
-		return res.Error
-	}
-	if m.ID == uuid.Nil {
-		return nil // sent, failed, or in the hands of an earlier attempt
-	}
-	fail := func(code int, title, detail string) error {
-		pe := &platform.Error{Code: code, Message: title, Details: detail}
-		s.markFailed(ctx, m.ID, pe)
-		return nil
-	}
-	c, err := s.contacts.Contact(ctx, orgID, m.ContactID)
-	if err != nil {
-		return fail(0, "contact no longer exists", "")
-	}
-	if m.AccountID == nil {
-		return fail(0, "the account was disconnected", "")
-	}
-	a, err := s.accounts.Get(ctx, orgID, *m.AccountID)
-	if err != nil || a.Status != models.AccountActive {
-		return fail(0, "the account is not active", "")
-	}
-	tmplID, _ := uuid.Parse(fmt.Sprint(m.Content.V["template_id"]))
-	tmpl, err := s.templates.ForSend(ctx, orgID, &a.ID, &tmplID, "")
-	if err != nil {
-		return fail(0, "the template can no longer be sent", err.Error())
-	}
-	values := map[string]string{}
-	if p, ok := m.Content.V["params"].(map[string]any); ok {
-		for k, v := range p {
-			values[k] = fmt.Sprint(v)
-		}
-	}
-	t, err := templates.Build(tmpl, values)
-	if err != nil {
-		return fail(0, "the template's parameters no longer match", err.Error())
-	}
-	msg := platform.NewMessage(phone.Digits(c.PhoneNumber), "template")
-	msg.Template = &t
-	msg.BizOpaqueCallbackData = m.ID.String()
-	sent, err := s.provider.Send(ctx, a.Creds(), msg)
-	if err == nil {
-		return s.markAccepted(ctx, &m, c, a, sent.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID})
-	}
-	pe, ok := platform.AsError(err)
-	switch {
-	case !ok:
-		return err
-	case pe.Code == 0 && pe.Class == platform.Transient:
-		// The provider may have the message: leave it claimed; its statuses
-		// or the sweeper settle it.
-		s.log.Warn("template send outcome unknown", "message_id", m.ID, "error", err)
-		return nil
-	case pe.Class == platform.Throttled || (pe.Class == platform.Transient && !lastAttempt):
-		s.release(ctx, m.ID)
-		if pe.Class == platform.Throttled {
-			return &jobs.RateLimited{RetryAfter: max(pe.RetryAfter, time.Second), Reason: fmt.Sprintf("provider code %d", pe.Code)}
-		}
-		return err
-	}
-	s.markFailed(ctx, m.ID, pe)
-	return nil
-}
-
-// release undoes a claim when the provider certainly did not take the message.
-func (s *Service) release(ctx context.Context, id uuid.UUID) {
-	s.db.WithContext(context.WithoutCancel(ctx)).Model(&models.Message{}).Where("id = ? AND status = 'pending' AND platform_message_id IS NULL", id).
-		Update("send_started_at", nil)
-}
-
-// MarkRead marks an incoming message as read at the provider and here.
-func (s *Service) MarkRead(ctx context.Context, orgID, id uuid.UUID) error {
-	m, err := s.Get(ctx, orgID, id)
-	if err != nil {
-		return err
-	}
-	if m.Direction != models.DirectionIncoming || m.PlatformMessageID == nil {
-		return apperr.Invalidf("only incoming messages can be marked as read")
-	}
-	if m.Status == models.StatusRead {
-		return nil
-	}
-	if m.AccountID == nil {
-		return apperr.Invalidf("the message's account was disconnected")
-	}
-	a, err := s.accounts.Get(ctx, orgID, *m.AccountID)
-	if err != nil {
-		return err
-	}
-	if err := s.provider.MarkRead(ctx, a.Creds(), *m.PlatformMessageID); err != nil {
-		if platform.ClassOf(err) == platform.Permanent {
-			return apperr.Invalidf("the provider refused: %v", err)
-		}
-		return apperr.Upstreamf("the provider failed: %v", err)
-	}
-	now := s.now()
-	return s.db.WithContext(ctx).Model(&models.Message{}).Where("id = ?", m.ID).
-		Updates(map[string]any{"status": models.StatusRead, "read_at": now, "updated_at": now}).Error
-}
-
-// Unconfirmed sends are settled after this long without a status.
-const unconfirmedAfter = 10 * time.Minute
-
-// SweepUnconfirmed re-enqueues queued sends whose task was lost, and fails
-// sends whose outcome stayed unknown: they are not repeated, because the
-// provider may have delivered them. The two statements use the partial
-// indexes messages_queued and messages_unconfirmed, so they read only the
-// pending sends, not every tenant's messages.
-func (s *Service) SweepUnconfirmed(ctx context.Context) (requeued, failed int64, err error) {
-	var lost []models.Message
-	err = s.db.WithContext(ctx).Select("id", "organization_id").
-		Where("status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL AND created_at < ?", s.now().Add(-time.Minute)).
-		Limit(1000).Find(&lost).Error
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, m := range lost {
-		_, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: m.OrganizationID, MessageID: m.ID})
-		switch {
-		case err == nil:
-			requeued++
-		case !errors.Is(err, jobs.ErrDuplicate): // a duplicate is a task still queued: nothing was lost
-			s.log.Warn("cannot re-enqueue a queued send; the next sweep retries", "message_id", m.ID, "error", err)
-		}
-	}
-	res := s.db.WithContext(ctx).Model(&models.Message{}).
-		Where("status = 'pending' AND send_started_at < ? AND platform_message_id IS NULL", s.now().Add(-unconfirmedAfter)).
-		Updates(map[string]any{"status": models.StatusFailed, "failed_at": s.now(), "updated_at": s.now(),
-			"error_title":  "send outcome unknown",
-			"error_detail": "the answer of the provider was lost and no status arrived; the message was not resent to avoid a duplicate"})
-	return requeued, res.RowsAffected, res.Error
-}
-
-func deref(p *uuid.UUID) uuid.UUID {
-	if p == nil {
-		return uuid.Nil
-	}
-	return *p
-}
-
-func unixTime(s string, fallback time.Time) time.Time {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-		return time.Unix(n, 0).UTC()
-	}
-	return fallback
 }

@@ -36,10 +36,10 @@ func NewService(db *gorm.DB, accts *accounts.Service, provider *platform.Client,
 	return &Service{db: db, accounts: accts, provider: provider, enq: enq, log: log, now: func() time.Time { return time.Now().UTC() }}
 }
 
-// ForSend finds the template to send by id, or by name for the account
+// Sendable finds the template to send by id, or by name for the account
 // (preferring an approved one), and insists that it is APPROVED. With an id
 // and no account, the template's own account is the one to send from.
-func (s *Service) ForSend(ctx context.Context, orgID uuid.UUID, accountID *uuid.UUID, id *uuid.UUID, name string) (*models.Template, error) {
+func (s *Service) Sendable(ctx context.Context, orgID uuid.UUID, accountID *uuid.UUID, id *uuid.UUID, name string) (*models.Template, error) {
 	var t models.Template
 	q := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID))
 	var err error

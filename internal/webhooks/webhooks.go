@@ -7,7 +7,6 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -136,14 +135,7 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*View, error) {
 }
 
 func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*models.Webhook, error) {
-	var w models.Webhook
-	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&w, "id = ?", id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, apperr.NotFoundf("webhook not found")
-		}
-		return nil, err
-	}
-	return &w, nil
+	return tenant.Get[models.Webhook](ctx, db, orgID, id, "webhook not found")
 }
 
 // Create adds a webhook.
@@ -152,7 +144,7 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*View,
 		return nil, apperr.Invalidf("name, url and events are required")
 	}
 	w := models.Webhook{OrganizationID: orgID, IsActive: true}
-	if err := s.apply(&w, in); err != nil {
+	if err := s.applyInput(&w, in); err != nil {
 		return nil, err
 	}
 	if err := s.db.WithContext(ctx).Create(&w).Error; err != nil {
@@ -168,7 +160,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*V
 	if err != nil {
 		return nil, err
 	}
-	if err := s.apply(w, in); err != nil {
+	if err := s.applyInput(w, in); err != nil {
 		return nil, err
 	}
 	w.UpdatedAt = s.now()
@@ -197,7 +189,8 @@ var headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 var reservedHeaders = []string{"content-type", "content-length", "host", "user-agent", "x-webhook-signature",
 	"x-webhook-event", "x-webhook-id", "transfer-encoding", "connection"}
 
-func (s *Service) apply(w *models.Webhook, in Input) error {
+// applyInput validates in and sets its fields on w (nil fields unchanged).
+func (s *Service) applyInput(w *models.Webhook, in Input) error {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" || len([]rune(name)) > 100 {

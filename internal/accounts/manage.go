@@ -1,0 +1,228 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/tenant"
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// Input creates or updates an account; nil fields are unchanged.
+type Input struct {
+	Name               *string
+	PhoneNumberID      *string
+	BusinessAccountID  *string
+	AccessToken        *string
+	WebhookVerifyToken *string
+	// MessagingTier overrides the tier that paces campaigns ("" clears it).
+	MessagingTier *string
+}
+
+// Tiers are the accepted tier overrides.
+var Tiers = []string{"TIER_50", "TIER_250", "TIER_1K", "TIER_2K", "TIER_10K", "TIER_100K", "TIER_UNLIMITED"}
+
+var providerID = regexp.MustCompile(`^[0-9]{1,32}$`)
+
+// Create connects an account by hand. It starts pending, as an unverified
+// claim; the account:refresh job reads its details from the provider and
+// verifies it and makes it active when its token works. A number another
+// organization owns is refused (409): that verification could never succeed.
+func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*Account, error) {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"name", in.Name}, {"phone_number_id", in.PhoneNumberID}, {"business_account_id", in.BusinessAccountID}, {"access_token", in.AccessToken}} {
+		if f.v == nil || strings.TrimSpace(*f.v) == "" {
+			return nil, apperr.Invalidf("%s is required", f.name)
+		}
+	}
+	if !providerID.MatchString(*in.PhoneNumberID) || !providerID.MatchString(*in.BusinessAccountID) {
+		return nil, apperr.Invalidf("phone_number_id and business_account_id must be the provider's numeric ids")
+	}
+	verify := ""
+	if in.WebhookVerifyToken != nil {
+		verify = strings.TrimSpace(*in.WebhookVerifyToken)
+	}
+	if verify == "" {
+		verify = randomHex(16)
+	}
+	enc, err := s.box.SealString(strings.TrimSpace(*in.AccessToken))
+	if err != nil {
+		return nil, err
+	}
+	row := models.PlatformAccount{OrganizationID: orgID, Name: strings.TrimSpace(*in.Name), PhoneNumberID: *in.PhoneNumberID,
+		BusinessAccountID: *in.BusinessAccountID, AccessTokenEnc: enc, WebhookVerifyToken: verify, Status: models.AccountPending}
+	err = s.withNumber(ctx, orgID, row.PhoneNumberID, func(tx *gorm.DB) error { return insert(tx, &row) })
+	if err != nil {
+		return nil, err
+	}
+	s.enqueueRefresh(ctx, orgID, row.ID)
+	return s.open(row)
+}
+
+// insert creates the row in a nested transaction (a savepoint inside
+// withNumber), so that a caller may retry after a conflict.
+func insert(db *gorm.DB, row *models.PlatformAccount) error {
+	if len([]rune(row.Name)) > 100 {
+		return apperr.Invalidf("name must be at most 100 characters")
+	}
+	err := db.Transaction(func(tx *gorm.DB) error { return tx.Create(row).Error })
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return apperr.Conflictf("the organization already has an account with this name or phone number id")
+	}
+	return err
+}
+
+// msgOwnedElsewhere answers a claim on a number another organization owns.
+// It names no organization.
+const msgOwnedElsewhere = "this phone number is connected to another organization"
+
+// msgTakenOver is the last_error of a claim that lost its number to another
+// organization's verification.
+const msgTakenOver = "another organization verified this phone number"
+
+// withNumber runs fn in a transaction holding the phone number's advisory
+// lock, after checking that no other organization owns the number (409, and
+// fn does not run). Every change of a number's owner, and every provider
+// call that acts on a number for an organization (subscribing the app to its
+// business account, registering it), runs inside, so that two organizations
+// cannot both pass the check. The transaction may thus wait for one provider
+// call: only during onboarding, bounded by the provider client's timeout.
+func (s *Service) withNumber(ctx context.Context, orgID uuid.UUID, phoneID string, fn func(tx *gorm.DB) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "phone_number_id/"+phoneID).Error; err != nil {
+			return err
+		}
+		var owned bool
+		err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM platform_accounts
+			WHERE phone_number_id = ? AND verified_at IS NOT NULL AND organization_id <> ?)`, phoneID, orgID).Scan(&owned).Error
+		if err != nil {
+			return err
+		}
+		if owned {
+			return apperr.Conflictf(msgOwnedElsewhere)
+		}
+		return fn(tx)
+	})
+}
+
+// verify applies updates to the account and makes it the owner of its
+// number; the other organizations' unverified claims on the number become
+// disconnected, saying why. It runs inside withNumber.
+func (s *Service) verify(tx *gorm.DB, a *models.PlatformAccount, updates map[string]any) error {
+	now := s.now()
+	updates["verified_at"] = gorm.Expr("COALESCE(verified_at, ?)", now)
+	updates["updated_at"] = now
+	res := tx.Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates)
+	if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+		// The owner index; withNumber's check makes this unreachable.
+		return apperr.Conflictf(msgOwnedElsewhere)
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return apperr.NotFoundf("account not found")
+	}
+	return tx.Model(&models.PlatformAccount{}).
+		Where("phone_number_id = ? AND organization_id <> ? AND verified_at IS NULL AND (status <> ? OR last_error <> ?)",
+			a.PhoneNumberID, a.OrganizationID, models.AccountDisconnected, msgTakenOver).
+		Updates(map[string]any{"status": models.AccountDisconnected, "last_error": msgTakenOver, "updated_at": now}).Error
+}
+
+func (s *Service) enqueueRefresh(ctx context.Context, orgID, id uuid.UUID) {
+	if _, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.AccountRefresh{OrganizationID: orgID, AccountID: id}); err != nil {
+		s.log.Warn("cannot enqueue account refresh", "account_id", id, "error", err)
+	}
+}
+
+// Update changes the name, token or verify token.
+func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*Account, error) {
+	a, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	updates := map[string]any{"updated_at": s.now()}
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if name == "" || len([]rune(name)) > 100 {
+			return nil, apperr.Invalidf("name must be 1 to 100 characters")
+		}
+		updates["name"] = name
+	}
+	tokenChanged := false
+	if in.AccessToken != nil && strings.TrimSpace(*in.AccessToken) != "" {
+		enc, err := s.box.SealString(strings.TrimSpace(*in.AccessToken))
+		if err != nil {
+			return nil, err
+		}
+		updates["access_token_enc"] = enc
+		tokenChanged = true
+	}
+	if in.WebhookVerifyToken != nil && strings.TrimSpace(*in.WebhookVerifyToken) != "" {
+		updates["webhook_verify_token"] = strings.TrimSpace(*in.WebhookVerifyToken)
+	}
+	if in.PhoneNumberID != nil || in.BusinessAccountID != nil {
+		return nil, apperr.Invalidf("phone_number_id and business_account_id cannot change: connect a new account instead")
+	}
+	if in.MessagingTier != nil {
+		tier := strings.ToUpper(strings.TrimSpace(*in.MessagingTier))
+		if tier != "" && !slices.Contains(Tiers, tier) {
+			return nil, apperr.Invalidf("messaging_tier must be one of %s, or empty to use the provider's", strings.Join(Tiers, ", "))
+		}
+		updates["messaging_tier_override"] = tier
+	}
+	err = s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return nil, apperr.Conflictf("an account with this name already exists")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if tokenChanged {
+		s.enqueueRefresh(ctx, orgID, id)
+	}
+	return s.Get(ctx, orgID, id)
+}
+
+// Delete disconnects an account; its contacts stay, without an account.
+// Deleting the owner of a number releases the number: another
+// organization's claim can then be verified.
+func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
+	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.PlatformAccount{}, "id = ?", id)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return apperr.NotFoundf("account not found")
+	}
+	return nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newPIN returns a uniformly random 6-digit PIN.
+func newPIN() string {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf("%06d", n.Int64())
+}

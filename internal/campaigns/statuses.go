@@ -1,0 +1,64 @@
+package campaigns
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/inbound"
+	"wharf/internal/statuses"
+)
+
+// recipientStatuses applies outcomes to campaign recipients: forward only;
+// a recipient the provider accepted, or whose outcome was unknown, can
+// become sent, delivered, read or failed (failed only before delivery). A
+// send whose answer was lost is found through the recipient id it put in
+// the callback data (after CallbackPrefix).
+var recipientStatuses = statuses.Table{
+	Name: "campaign_recipients", Alias: "r",
+	Next: `(CASE
+        WHEN v.final = 'failed'    AND r.status IN ('sending', 'sent', 'unknown')              THEN 'failed'
+        WHEN v.final = 'read'      AND r.status IN ('sending', 'sent', 'delivered', 'unknown') THEN 'read'
+        WHEN v.final = 'delivered' AND r.status IN ('sending', 'sent', 'unknown')              THEN 'delivered'
+        WHEN v.final = 'sent'      AND r.status IN ('sending', 'unknown')                      THEN 'sent'
+        ELSE r.status END)`,
+	Scope:     "r.organization_id = @org",
+	Returning: "r.campaign_id",
+	CallbackID: func(cb string) (uuid.UUID, bool) {
+		rest, ok := strings.CutPrefix(cb, CallbackPrefix)
+		if !ok {
+			return uuid.Nil, false
+		}
+		id, err := uuid.Parse(rest)
+		return id, err == nil
+	},
+}
+
+// ConsumerName implements inbound.Consumer: campaigns apply the statuses
+// of campaign sends.
+func (s *Service) ConsumerName() string { return "campaigns" }
+
+// ApplyStatuses is the campaigns domain's inbound.StatusConsumer: it applies
+// the statuses no earlier consumer matched to campaign recipients, inside
+// tx: by provider id, or, for a send whose answer was lost, by the recipient
+// id in the callback data. It passes on the statuses that match no
+// recipient either, and after the commit requests recounts of the touched
+// campaigns.
+func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.StatusBatch) (inbound.StatusResult, error) {
+	res, err := s.statuses.Apply(ctx, tx, b.OrganizationID, b.AccountID, b.Outcomes)
+	if err != nil {
+		return inbound.StatusResult{}, err
+	}
+	touched := map[uuid.UUID]bool{}
+	for _, id := range res.Changed {
+		touched[id] = true
+	}
+	orgID := b.OrganizationID
+	return inbound.StatusResult{Unmatched: res.Unmatched, AfterCommit: func(ctx context.Context) {
+		for id := range touched {
+			s.RequestRecount(ctx, orgID, id)
+		}
+	}}, nil
+}

@@ -1,0 +1,214 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/accounts"
+	"wharf/internal/apperr"
+	"wharf/internal/phone"
+	"wharf/internal/templates"
+	"wharf/jobs"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// TemplateInput is the body of POST /api/messages/template.
+type TemplateInput struct {
+	ContactID    *uuid.UUID
+	PhoneNumber  string
+	TemplateName string
+	TemplateID   *uuid.UUID
+	Params       map[string]string
+	AccountName  string
+}
+
+// Queued is the answer to a template send.
+type Queued struct {
+	MessageID    uuid.UUID
+	PhoneNumber  string
+	Status       string
+	TemplateName string
+}
+
+// QueueTemplate validates a template send, stores the message as pending
+// and leaves the sending to the worker. Nothing is stored (not even a new
+// contact) when the request is invalid.
+func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Actor, in TemplateInput) (*Queued, error) {
+	if in.ContactID == nil && strings.TrimSpace(in.PhoneNumber) == "" {
+		return nil, apperr.Invalidf("contact_id or phone_number is required")
+	}
+	if in.TemplateID == nil && strings.TrimSpace(in.TemplateName) == "" {
+		return nil, apperr.Invalidf("template_name or template_id is required")
+	}
+	var account *accounts.Account
+	var err error
+	if strings.TrimSpace(in.AccountName) != "" {
+		if account, err = s.accounts.Sender(ctx, orgID, in.AccountName, nil); err != nil {
+			return nil, err
+		}
+	}
+	var contact *models.Contact
+	number := ""
+	if in.ContactID != nil {
+		if contact, err = s.contacts.Contact(ctx, orgID, *in.ContactID); err != nil {
+			return nil, err
+		}
+		number = contact.PhoneNumber
+	} else if number, err = phone.Normalize(in.PhoneNumber); err != nil {
+		return nil, apperr.Invalidf("phone_number: %v", err)
+	}
+	var tmpl *models.Template
+	if in.TemplateID != nil {
+		if tmpl, err = s.templates.Sendable(ctx, orgID, accountID(account), in.TemplateID, ""); err != nil {
+			return nil, err
+		}
+		if account == nil {
+			if account, err = s.accounts.Sender(ctx, orgID, "", &tmpl.AccountID); err != nil {
+				return nil, err
+			}
+			if account.ID != tmpl.AccountID {
+				return nil, apperr.Invalidf("the template's account is not active")
+			}
+		}
+	} else {
+		if account == nil {
+			var preferred *uuid.UUID
+			if contact != nil {
+				preferred = contact.AccountID
+			}
+			if account, err = s.accounts.Sender(ctx, orgID, "", preferred); err != nil {
+				return nil, err
+			}
+		}
+		if tmpl, err = s.templates.Sendable(ctx, orgID, &account.ID, nil, in.TemplateName); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := templates.Build(tmpl, in.Params); err != nil {
+		return nil, err
+	}
+	if contact == nil {
+		if contact, err = s.contacts.FindOrCreate(ctx, orgID, number, &account.ID); err != nil {
+			return nil, err
+		}
+	}
+	params := make(map[string]any, len(in.Params))
+	for k, v := range in.Params {
+		params[k] = v
+	}
+	now := s.now()
+	m := models.Message{ID: uuid.New(), OrganizationID: orgID, ContactID: contact.ID, AccountID: &account.ID,
+		Direction: models.DirectionOutgoing, Type: "template", Status: models.StatusPending, TemplateName: tmpl.Name,
+		TemplateID: &tmpl.ID, SentBy: &actor.UserID, APIKeyID: actor.APIKeyID, OccurredAt: now}
+	m.Content.V = map[string]any{"template_id": tmpl.ID, "template_name": tmpl.Name, "language": tmpl.Language,
+		"params": params, "text": templates.Describe(tmpl, in.Params)}
+	if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {
+		return nil, err
+	}
+	if _, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: orgID, MessageID: m.ID}); err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+		// The sweeper enqueues pending messages whose task is missing.
+		s.log.Warn("cannot enqueue a template send; the sweeper will retry", "message_id", m.ID, "error", err)
+	}
+	return &Queued{MessageID: m.ID, PhoneNumber: contact.PhoneNumber, Status: models.StatusPending, TemplateName: tmpl.Name}, nil
+}
+
+func accountID(a *accounts.Account) *uuid.UUID {
+	if a == nil {
+		return nil
+	}
+	return &a.ID
+}
+
+// SendQueued is the message:send job. It claims the message first, so a
+// duplicate task, or a retry after a crash that happened after the provider
+// call, never sends twice. lastAttempt tells it to give up on transient
+// errors.
+func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
+	var m models.Message
+	res := s.db.WithContext(ctx).Raw(`UPDATE messages SET send_started_at = now(), updated_at = now()
+		WHERE id = ? AND organization_id = ? AND status = 'pending' AND send_started_at IS NULL AND platform_message_id IS NULL
+		RETURNING *`, id, orgID).Scan(&m)
+	if res.Error != nil {
+		return res.Error
+	}
+	if m.ID == uuid.Nil {
+		return nil // sent, failed, or in the hands of an earlier attempt
+	}
+	fail := func(code int, title, detail string) error {
+		pe := &platform.Error{Code: code, Message: title, Details: detail}
+		s.markFailed(ctx, m.ID, pe)
+		return nil
+	}
+	c, err := s.contacts.Contact(ctx, orgID, m.ContactID)
+	if err != nil {
+		return fail(0, "contact no longer exists", "")
+	}
+	if m.AccountID == nil {
+		return fail(0, "the account was disconnected", "")
+	}
+	a, err := s.accounts.Get(ctx, orgID, *m.AccountID)
+	if err != nil || a.Status != models.AccountActive {
+		return fail(0, "the account is not active", "")
+	}
+	if m.TemplateID == nil {
+		return fail(0, "the template can no longer be sent", "template not found")
+	}
+	tmpl, err := s.templates.Sendable(ctx, orgID, &a.ID, m.TemplateID, "")
+	if err != nil {
+		return fail(0, "the template can no longer be sent", err.Error())
+	}
+	values := map[string]string{}
+	if p, ok := m.Content.V["params"].(map[string]any); ok {
+		for k, v := range p {
+			values[k] = fmt.Sprint(v)
+		}
+	}
+	t, err := templates.Build(tmpl, values)
+	if err != nil {
+		return fail(0, "the template's parameters no longer match", err.Error())
+	}
+	msg := platform.NewMessage(phone.Digits(c.PhoneNumber), "template")
+	msg.Template = &t
+	msg.BizOpaqueCallbackData = m.ID.String()
+	sent, err := s.provider.Send(ctx, a.Creds(), msg)
+	if err == nil {
+		return s.markAccepted(ctx, &m, c, a, sent.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID})
+	}
+	pe, ok := platform.AsError(err)
+	switch {
+	case !ok:
+		return err
+	case pe.Code == 0 && pe.Class == platform.Transient:
+		// The provider may have the message: leave it claimed; its statuses
+		// or the sweeper settle it.
+		s.log.Warn("template send outcome unknown", "message_id", m.ID, "error", err)
+		return nil
+	case pe.Class == platform.Throttled || (pe.Class == platform.Transient && !lastAttempt):
+		s.release(ctx, m.ID)
+		if pe.Class == platform.Throttled {
+			return &jobs.RateLimited{RetryAfter: max(pe.RetryAfter, time.Second), Reason: fmt.Sprintf("provider code %d", pe.Code)}
+		}
+		return err
+	}
+	s.markFailed(ctx, m.ID, pe)
+	return nil
+}
+
+// release undoes a claim when the provider certainly did not take the message.
+func (s *Service) release(ctx context.Context, id uuid.UUID) {
+	s.db.WithContext(context.WithoutCancel(ctx)).Model(&models.Message{}).Where("id = ? AND status = 'pending' AND platform_message_id IS NULL", id).
+		Update("send_started_at", nil)
+}
+
+func deref(p *uuid.UUID) uuid.UUID {
+	if p == nil {
+		return uuid.Nil
+	}
+	return *p
+}
