@@ -12,32 +12,21 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wharf/api/web"
 	"wharf/internal/apperr"
 	"wharf/internal/identity"
 )
 
-// Context keys set by the middleware.
-const (
-	ctxRequestID = "request_id"
-	ctxPrincipal = "principal"
-	ctxAuthErr   = "auth_error"
-)
-
-// principal returns the authenticated caller; routes behind authorize always
-// have one.
-func principal(c *gin.Context) *identity.Principal {
-	p, _ := c.Get(ctxPrincipal)
-	return p.(*identity.Principal)
-}
-
-// requestLog assigns a request id and logs each request once it is answered.
+// requestLog assigns a request id, gives handlers the logger (web.Log) and
+// logs each request once it is answered.
 func (s *Server) requestLog(c *gin.Context) {
 	id := c.GetHeader("X-Request-ID")
 	if id == "" || len(id) > 64 {
 		id = uuid.NewString()
 	}
-	c.Set(ctxRequestID, id)
+	c.Set(web.KeyRequestID, id)
 	c.Header("X-Request-ID", id)
+	c.Request = c.Request.WithContext(web.WithLogger(c.Request.Context(), s.log))
 	start := time.Now()
 	c.Next()
 	level := slog.LevelInfo
@@ -59,8 +48,8 @@ func (s *Server) recoverPanic(c *gin.Context) {
 			if r == http.ErrAbortHandler {
 				panic(r)
 			}
-			s.log.Error("panic in handler", "request_id", c.GetString(ctxRequestID), "panic", r, "stack", string(debug.Stack()))
-			s.fail(c, fmt.Errorf("panic: %v", r))
+			s.log.Error("panic in handler", "request_id", c.GetString(web.KeyRequestID), "panic", r, "stack", string(debug.Stack()))
+			web.Fail(c, fmt.Errorf("panic: %v", r))
 		}
 	}()
 	c.Next()
@@ -74,20 +63,20 @@ func (s *Server) identify(c *gin.Context) {
 	var p *identity.Principal
 	var err error
 	if key := c.GetHeader("X-API-Key"); key != "" {
-		p, err = s.identity.AuthenticateAPIKey(ctx, key)
+		p, err = s.Identity.AuthenticateAPIKey(ctx, key)
 	} else if h := c.GetHeader("Authorization"); h != "" {
 		token, found := strings.CutPrefix(h, "Bearer ")
 		if !found || token == "" {
 			err = apperr.Unauthorizedf("authorization header must be 'Bearer <token>'")
 		} else {
-			p, err = s.identity.AuthenticateAccessToken(ctx, token)
+			p, err = s.Identity.AuthenticateAccessToken(ctx, token)
 		}
 	}
 	switch {
 	case err != nil:
-		c.Set(ctxAuthErr, err)
+		c.Set(web.KeyAuthError, err)
 	case p != nil:
-		c.Set(ctxPrincipal, p)
+		c.Set(web.KeyPrincipal, p)
 	}
 	c.Next()
 }
@@ -102,7 +91,7 @@ func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
 	}
 	return func(c *gin.Context) {
 		var who string
-		if v, ok := c.Get(ctxPrincipal); ok {
+		if v, ok := c.Get(web.KeyPrincipal); ok {
 			p := v.(*identity.Principal)
 			if p.APIKeyID != nil {
 				who = "key:" + p.APIKeyID.String()
@@ -126,7 +115,7 @@ func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
 		c.Header("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Add(time.Second-1).Unix(), 10))
 		if !res.Allowed {
 			c.Header("Retry-After", strconv.Itoa(int(res.RetryAfter.Seconds()+0.999)))
-			s.fail(c, apperr.TooManyf("rate limit exceeded: %d requests per minute; retry in %d seconds",
+			web.Fail(c, apperr.TooManyf("rate limit exceeded: %d requests per minute; retry in %d seconds",
 				limit, int(res.RetryAfter.Seconds()+0.999)))
 			return
 		}
@@ -136,28 +125,28 @@ func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
 
 // authorize enforces a route's Access: 401 without valid credentials, 403
 // without the permission.
-func (s *Server) authorize(r route) gin.HandlerFunc {
+func (s *Server) authorize(r web.Route) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !r.Access.NeedsAuth() {
 			c.Next()
 			return
 		}
-		v, ok := c.Get(ctxPrincipal)
+		v, ok := c.Get(web.KeyPrincipal)
 		if !ok {
-			if err, ok := c.Get(ctxAuthErr); ok {
-				s.fail(c, err.(error))
+			if err, ok := c.Get(web.KeyAuthError); ok {
+				web.Fail(c, err.(error))
 			} else {
-				s.fail(c, apperr.Unauthorizedf("authentication required: send 'Authorization: Bearer <token>' or 'X-API-Key: <key>'"))
+				web.Fail(c, apperr.Unauthorizedf("authentication required: send 'Authorization: Bearer <token>' or 'X-API-Key: <key>'"))
 			}
 			return
 		}
 		p := v.(*identity.Principal)
 		if r.SessionOnly && p.ViaAPIKey() {
-			s.fail(c, apperr.Forbiddenf("this endpoint needs a user session; API keys cannot use it"))
+			web.Fail(c, apperr.Forbiddenf("this endpoint needs a user session; API keys cannot use it"))
 			return
 		}
-		if !r.Access.allows(p, c) {
-			s.fail(c, apperr.Forbiddenf("insufficient permissions: requires %s", strings.ReplaceAll(r.Access.String(), "`", "")))
+		if !r.Access.Allows(p, c) {
+			web.Fail(c, apperr.Forbiddenf("insufficient permissions: requires %s", strings.ReplaceAll(r.Access.String(), "`", "")))
 			return
 		}
 		c.Next()

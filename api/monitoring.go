@@ -12,14 +12,16 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wharf/api/web"
 	"wharf/internal/apperr"
 	"wharf/internal/authguard"
 	"wharf/internal/identity"
+	"wharf/internal/ratelimit"
 )
 
-// monitoringAuth guards the asynq web UI. A browser cannot attach a bearer
-// token to the UI's own requests, so the UI also accepts HTTP Basic with a
-// super admin's email and password, or with the operator credential from
+// monitor guards the asynq web UI. A browser cannot attach a bearer token
+// to the UI's own requests, so the UI also accepts HTTP Basic with a super
+// admin's email and password, or with the operator credential from
 // MONITORING_USER / MONITORING_PASSWORD.
 //
 // Basic sign-ins are guarded against guessing (authguard.Monitoring): the
@@ -29,21 +31,27 @@ import (
 // Verified Basic credentials are remembered for a minute (by hash) so the
 // UI's polling does not run argon2 on every request; a remembered credential
 // is still refused while its account or address is locked.
-type monitoringAuth struct {
+type monitor struct {
+	ui             http.Handler // nil: no job monitor
 	identity       *identity.Service
+	guard          *authguard.Guard
 	opUser, opPass string
+	publicOrigin   string
+	proxies        []netip.Prefix
 
 	mu    sync.Mutex
 	valid map[[32]byte]time.Time
 }
 
-func newMonitoringAuth(id *identity.Service, user, pass string) *monitoringAuth {
-	return &monitoringAuth{identity: id, opUser: user, opPass: pass, valid: map[[32]byte]time.Time{}}
+func newMonitor(ui http.Handler, ids *identity.Service, limiter *ratelimit.Limiter, cfg Config) *monitor {
+	return &monitor{ui: ui, identity: ids, guard: authguard.New(limiter, "wharf:authfail:monitoring", authguard.Monitoring()),
+		opUser: cfg.MonitoringUser, opPass: cfg.MonitoringPassword,
+		publicOrigin: publicOrigin(cfg.PublicURL), proxies: parseProxies(cfg.TrustedProxies), valid: map[[32]byte]time.Time{}}
 }
 
 const monitoringCacheTTL = time.Minute
 
-func (m *monitoringAuth) remembered(k [32]byte) bool {
+func (m *monitor) remembered(k [32]byte) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	exp, ok := m.valid[k]
@@ -54,7 +62,7 @@ func (m *monitoringAuth) remembered(k [32]byte) bool {
 	return false
 }
 
-func (m *monitoringAuth) remember(k [32]byte) {
+func (m *monitor) remember(k [32]byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
@@ -71,19 +79,20 @@ func (m *monitoringAuth) remember(k [32]byte) {
 // not a super admin, invalid bearer token, locked account or address.
 var errMonitoringAuth = apperr.Unauthorizedf("sign in with a super admin's email and password")
 
-func (s *Server) monitoringGate(c *gin.Context) {
+// gate lets super admins and the operator through to the UI.
+func (m *monitor) gate(c *gin.Context) {
 	ctx := c.Request.Context()
 	deny := func() {
 		c.Header("WWW-Authenticate", `Basic realm="Wharf monitoring", charset="UTF-8"`)
-		s.fail(c, errMonitoringAuth)
+		web.Fail(c, errMonitoringAuth)
 	}
 	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
 		// A bearer token is not sent by the browser on its own, so it needs
 		// no cross-site check; it cannot be guessed, so it is not counted.
-		p, err := s.identity.AuthenticateAccessToken(ctx, strings.TrimPrefix(h, "Bearer "))
+		p, err := m.identity.AuthenticateAccessToken(ctx, strings.TrimPrefix(h, "Bearer "))
 		switch {
 		case err != nil && !apperr.Is(err, apperr.Unauthorized):
-			s.fail(c, err)
+			web.Fail(c, err)
 		case err != nil || !p.IsSuperAdmin:
 			deny()
 		default:
@@ -98,50 +107,50 @@ func (s *Server) monitoringGate(c *gin.Context) {
 	}
 	// The browser attaches Basic credentials to any request for this
 	// origin, including one a foreign page's form makes it send.
-	if !safeMethod(c.Request.Method) && !s.sameOrigin(c) {
-		s.fail(c, apperr.Forbiddenf("cross-site request refused"))
+	if !safeMethod(c.Request.Method) && !m.sameOrigin(c) {
+		web.Fail(c, apperr.Forbiddenf("cross-site request refused"))
 		return
 	}
 	attempt := authguard.Attempt{Account: user, Address: c.ClientIP()}
-	if locked, _, err := s.monGuard.Locked(ctx, attempt); err != nil {
+	if locked, _, err := m.guard.Locked(ctx, attempt); err != nil {
 		// As with the rate limiter, Redis trouble does not lock everyone
 		// out; the argon2 semaphore still bounds the work.
-		s.log.Warn("sign-in guard unavailable; attempt allowed", "error", err)
+		web.Log(c).Warn("sign-in guard unavailable; attempt allowed", "error", err)
 	} else if locked {
 		deny()
 		return
 	}
 	key := sha256.Sum256([]byte(user + "\x00" + pass))
-	if s.monAuth.remembered(key) {
+	if m.remembered(key) {
 		c.Next()
 		return
 	}
-	ok, err := s.verifyMonitoringCredential(c, user, pass)
+	ok, err := m.verify(c, user, pass)
 	if err != nil {
-		s.fail(c, err)
+		web.Fail(c, err)
 		return
 	}
 	if !ok {
-		if err := s.monGuard.Fail(ctx, attempt); err != nil {
-			s.log.Warn("cannot count a failed sign-in", "error", err)
+		if err := m.guard.Fail(ctx, attempt); err != nil {
+			web.Log(c).Warn("cannot count a failed sign-in", "error", err)
 		}
 		deny()
 		return
 	}
-	s.monAuth.remember(key)
+	m.remember(key)
 	c.Next()
 }
 
-// verifyMonitoringCredential checks the operator credential, then a super
-// admin's email and password. ok is false for every kind of wrong
-// credential; err is only for failures of the system itself.
-func (s *Server) verifyMonitoringCredential(c *gin.Context, user, pass string) (ok bool, err error) {
-	if m := s.monAuth; m.opUser != "" &&
+// verify checks the operator credential, then a super admin's email and
+// password. ok is false for every kind of wrong credential; err is only for
+// failures of the system itself.
+func (m *monitor) verify(c *gin.Context, user, pass string) (ok bool, err error) {
+	if m.opUser != "" &&
 		subtle.ConstantTimeCompare([]byte(user), []byte(m.opUser)) == 1 &&
 		subtle.ConstantTimeCompare([]byte(pass), []byte(m.opPass)) == 1 {
 		return true, nil
 	}
-	isSuper, err := s.identity.VerifyLogin(c.Request.Context(), user, pass)
+	isSuper, err := m.identity.VerifyLogin(c.Request.Context(), user, pass)
 	if apperr.Is(err, apperr.Unauthorized) {
 		return false, nil
 	}
@@ -155,7 +164,7 @@ func safeMethod(m string) bool {
 // sameOrigin reports whether a request's Origin (or, when a browser sent
 // none, its Referer) is this service: the origin the request was addressed
 // to, or PUBLIC_URL's.
-func (s *Server) sameOrigin(c *gin.Context) bool {
+func (m *monitor) sameOrigin(c *gin.Context) bool {
 	src := c.GetHeader("Origin")
 	if src == "" {
 		src = c.GetHeader("Referer")
@@ -165,29 +174,29 @@ func (s *Server) sameOrigin(c *gin.Context) bool {
 		return false
 	}
 	from := origin(u.Scheme, u.Host)
-	return from == s.requestOrigin(c) || (s.publicOrigin != "" && from == s.publicOrigin)
+	return from == m.requestOrigin(c) || (m.publicOrigin != "" && from == m.publicOrigin)
 }
 
 // requestOrigin is the scheme and host the client addressed. Behind a
 // trusted proxy that terminates TLS, X-Forwarded-Proto says the scheme; from
 // anyone else the header is ignored.
-func (s *Server) requestOrigin(c *gin.Context) string {
+func (m *monitor) requestOrigin(c *gin.Context) string {
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
-	} else if p := strings.ToLower(c.GetHeader("X-Forwarded-Proto")); (p == "https" || p == "http") && s.trustedPeer(c) {
+	} else if p := strings.ToLower(c.GetHeader("X-Forwarded-Proto")); (p == "https" || p == "http") && m.trustedPeer(c) {
 		scheme = p
 	}
 	return origin(scheme, c.Request.Host)
 }
 
 // trustedPeer reports whether the direct peer is one of TRUSTED_PROXIES.
-func (s *Server) trustedPeer(c *gin.Context) bool {
+func (m *monitor) trustedPeer(c *gin.Context) bool {
 	ip, err := netip.ParseAddr(c.RemoteIP())
 	if err != nil {
 		return false
 	}
-	for _, p := range s.proxies {
+	for _, p := range m.proxies {
 		if p.Contains(ip.Unmap()) {
 			return true
 		}

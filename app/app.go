@@ -18,6 +18,15 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/api"
+	"wharf/api/accountsapi"
+	"wharf/api/campaignsapi"
+	"wharf/api/contactsapi"
+	"wharf/api/identityapi"
+	"wharf/api/inboundapi"
+	"wharf/api/messagesapi"
+	"wharf/api/settingsapi"
+	"wharf/api/templatesapi"
+	"wharf/api/webhooksapi"
 	"wharf/internal/accounts"
 	"wharf/internal/audio"
 	"wharf/internal/campaigns"
@@ -157,9 +166,12 @@ func inboundConsumers(d *domains) []inbound.Consumer {
 type API struct {
 	Handler http.Handler
 	Server  *api.Server
-	DB      *gorm.DB
-	Redis   *redis.Client
-	closers closers
+	// Services are the domain services behind the handlers, for tests that
+	// call them directly (the sweeps).
+	Services *domains
+	DB       *gorm.DB
+	Redis    *redis.Client
+	closers  closers
 }
 
 // Close releases the api's connections.
@@ -219,16 +231,31 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		return nil, err
 	}
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
+	a.Services = d
+	limiter := ratelimit.New(in.Redis)
 	a.Server = api.New(api.Deps{
 		Config: api.Config{
 			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
 			PublicURL: c.PublicURL,
 		},
-		Log: log, DB: in.DB, Redis: in.Redis, Identity: ids, Settings: d.Settings, Accounts: d.Accounts, Contacts: d.Contacts,
-		Messaging: d.Messaging, Webhooks: d.Webhooks, Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Enqueuer: in.Enq,
-		Limiter:    ratelimit.New(in.Redis),
-		Monitoring: mon,
+		Log: log, Limiter: limiter, Identity: ids, Monitoring: mon,
+		Ready: api.Readiness{
+			Database:     func(ctx context.Context) error { return database.Ping(ctx, in.DB) },
+			Redis:        func(ctx context.Context) error { return in.Redis.Ping(ctx).Err() },
+			AudioEnabled: d.Settings.AudioEnabled,
+		},
+		Domains: api.Domains{
+			Identity:  identityapi.New(ids, limiter),
+			Settings:  settingsapi.New(d.Settings),
+			Accounts:  accountsapi.New(d.Accounts),
+			Inbound:   inboundapi.New(d.Inbound),
+			Contacts:  contactsapi.New(d.Contacts, d.Settings),
+			Messages:  messagesapi.New(d.Messaging, d.Settings),
+			Templates: templatesapi.New(d.Templates),
+			Campaigns: campaignsapi.New(d.Campaigns, d.Settings),
+			Webhooks:  webhooksapi.New(d.Webhooks),
+		},
 	})
 	a.Handler = a.Server.Handler()
 	return a, nil

@@ -69,7 +69,7 @@ func (n planNode) walk(f func(planNode)) {
 func TestSweepsUseTheirIndexes(t *testing.T) {
 	e := apptest.New(t, nil)
 	ctx := context.Background()
-	srv := e.API.Server
+	srv := e.API.Services
 	stop := recordSQL(t, e.DB)
 	if _, _, err := srv.Messaging.SweepUnconfirmed(ctx); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,178 @@
+package campaignsapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wharf/api/web"
+	"wharf/internal/apperr"
+	"wharf/internal/campaigns"
+	"wharf/internal/orgsettings"
+	"wharf/models"
+)
+
+type listQuery struct {
+	web.PageQuery
+	Status    string `query:"status" description:"Only campaigns in this state (draft, scheduled, sending, paused, completed, cancelled)."`
+	AccountID string `query:"account_id" description:"Only campaigns of this platform account (UUID)."`
+}
+
+type campaignResp struct {
+	ID              uuid.UUID         `json:"id"`
+	Name            string            `json:"name"`
+	AccountID       *uuid.UUID        `json:"account_id"`
+	TemplateID      *uuid.UUID        `json:"template_id"`
+	TemplateName    string            `json:"template_name"`
+	Status          string            `json:"status"`
+	TotalRecipients int               `json:"total_recipients"`
+	SentCount       int               `json:"sent_count"`
+	DeliveredCount  int               `json:"delivered_count"`
+	ReadCount       int               `json:"read_count"`
+	FailedCount     int               `json:"failed_count"`
+	UnknownCount    int               `json:"unknown_count"`
+	PendingCount    int               `json:"pending_count"`
+	SendingCount    int               `json:"sending_count"`
+	VariableMapping map[string]string `json:"variable_mapping"`
+	ScheduledAt     *time.Time        `json:"scheduled_at"`
+	StartedAt       *time.Time        `json:"started_at"`
+	PausedAt        *time.Time        `json:"paused_at"`
+	PauseReason     string            `json:"pause_reason"`
+	CompletedAt     *time.Time        `json:"completed_at"`
+	CancelledAt     *time.Time        `json:"cancelled_at"`
+	CreatedAt       time.Time         `json:"created_at"`
+	UpdatedAt       time.Time         `json:"updated_at"`
+}
+
+func toCampaignResp(c *models.Campaign) campaignResp {
+	m := c.VariableMapping.V
+	if m == nil {
+		m = map[string]string{}
+	}
+	return campaignResp{ID: c.ID, Name: c.Name, AccountID: c.AccountID, TemplateID: c.TemplateID, TemplateName: c.TemplateName,
+		Status: c.Status, TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
+		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, PendingCount: c.PendingCount,
+		SendingCount: c.SendingCount, VariableMapping: m,
+		ScheduledAt: web.UTCPtr(c.ScheduledAt), StartedAt: web.UTCPtr(c.StartedAt), PausedAt: web.UTCPtr(c.PausedAt), PauseReason: c.PauseReason,
+		CompletedAt: web.UTCPtr(c.CompletedAt), CancelledAt: web.UTCPtr(c.CancelledAt), CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt)}
+}
+
+// campaignRequest distinguishes an absent scheduled_at from an explicit
+// null (which unschedules).
+type campaignRequest struct {
+	Name            *string            `json:"name"`
+	AccountID       *string            `json:"account_id"`
+	TemplateID      *string            `json:"template_id"`
+	VariableMapping *map[string]string `json:"variable_mapping"`
+	ScheduledAt     json.RawMessage    `json:"scheduled_at" description:"RFC 3339 timestamp; null unschedules, absent leaves it unchanged."`
+}
+
+func (r campaignRequest) input() (campaigns.Input, error) {
+	in := campaigns.Input{Name: r.Name, VariableMapping: r.VariableMapping}
+	var err error
+	if in.AccountID, err = web.OptionalUUID("account_id", r.AccountID); err != nil {
+		return in, err
+	}
+	if in.TemplateID, err = web.OptionalUUID("template_id", r.TemplateID); err != nil {
+		return in, err
+	}
+	if len(r.ScheduledAt) > 0 {
+		var at *time.Time
+		if string(r.ScheduledAt) != "null" {
+			var raw string
+			if json.Unmarshal(r.ScheduledAt, &raw) != nil {
+				return in, apperr.Invalidf("scheduled_at must be an RFC 3339 timestamp or null")
+			}
+			t, err := time.Parse(time.RFC3339, raw)
+			if err != nil {
+				return in, apperr.Invalidf("scheduled_at must be an RFC 3339 timestamp or null")
+			}
+			t = t.UTC()
+			at = &t
+		}
+		in.ScheduledAt = &at
+	}
+	return in, nil
+}
+
+// Recipients.
+
+type importRequest struct {
+	// Recipients are objects with phone_number, an optional name, and any
+	// other fields, which variable_mapping can name.
+	Recipients []campaigns.RecipientInput `json:"recipients"`
+}
+
+type importResp struct {
+	Imported    int                    `json:"imported"`
+	Duplicates  int                    `json:"duplicates"`
+	Invalid     int                    `json:"invalid"`
+	InvalidRows []campaigns.InvalidRow `json:"invalid_rows"` // the first 100
+}
+
+type recipientsQuery struct {
+	web.PageQuery
+	Status string `query:"status" description:"Only recipients in this state (pending, sending, sent, delivered, read, failed, unknown)."`
+}
+
+type recipientError struct {
+	Code   *int   `json:"code"`
+	Title  string `json:"title"`
+	Detail string `json:"detail"`
+}
+
+type recipientResp struct {
+	ID                uuid.UUID       `json:"id"`
+	PhoneNumber       string          `json:"phone_number"`
+	Name              string          `json:"name"`
+	Status            string          `json:"status"`
+	Data              map[string]any  `json:"data"`
+	Attempts          int             `json:"attempts"`
+	PlatformMessageID *string         `json:"platform_message_id"`
+	SentAt            *time.Time      `json:"sent_at"`
+	DeliveredAt       *time.Time      `json:"delivered_at"`
+	ReadAt            *time.Time      `json:"read_at"`
+	FailedAt          *time.Time      `json:"failed_at"`
+	Error             *recipientError `json:"error"`
+}
+
+// toRecipientResp renders a recipient, masked as the organization wants.
+func toRecipientResp(m orgsettings.Masker, r models.CampaignRecipient) recipientResp {
+	out := recipientResp{ID: r.ID, PhoneNumber: m.Phone(r.PhoneNumber), Name: m.Name(r.Name), Status: r.Status, Data: r.Data.V,
+		Attempts: r.Attempts, PlatformMessageID: r.PlatformMessageID, SentAt: web.UTCPtr(r.SentAt), DeliveredAt: web.UTCPtr(r.DeliveredAt),
+		ReadAt: web.UTCPtr(r.ReadAt), FailedAt: web.UTCPtr(r.FailedAt)}
+	if r.ErrorTitle != "" || r.ErrorCode != nil {
+		out.Error = &recipientError{Code: r.ErrorCode, Title: r.ErrorTitle, Detail: r.ErrorDetail}
+	}
+	return out
+}
+
+// Actions and progress.
+
+type resendResp struct {
+	Requeued int64        `json:"requeued"`
+	Campaign campaignResp `json:"campaign"`
+}
+
+type progressResp struct {
+	ID             uuid.UUID  `json:"id"`
+	Status         string     `json:"status"`
+	Total          int64      `json:"total"`
+	Pending        int64      `json:"pending"`
+	Sending        int64      `json:"sending"`
+	Sent           int64      `json:"sent"` // accepted by the provider, whatever happened next
+	Delivered      int64      `json:"delivered"`
+	Read           int64      `json:"read"`
+	Failed         int64      `json:"failed"`
+	Unknown        int64      `json:"unknown"`
+	SendsPerSecond float64    `json:"sends_per_second"` // over the last 10 s
+	StartedAt      *time.Time `json:"started_at"`
+	CompletedAt    *time.Time `json:"completed_at"`
+}
+
+func toProgressResp(p *campaigns.Progress) progressResp {
+	return progressResp{ID: p.Campaign.ID, Status: p.Campaign.Status, Total: p.Total, Pending: p.Pending, Sending: p.Sending,
+		Sent: p.Sent, Delivered: p.Delivered, Read: p.Read, Failed: p.Failed, Unknown: p.Unknown,
+		SendsPerSecond: p.RecentPerSecond, StartedAt: web.UTCPtr(p.Campaign.StartedAt), CompletedAt: web.UTCPtr(p.Campaign.CompletedAt)}
+}

@@ -1,0 +1,175 @@
+package contactsapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"wharf/api/web"
+	"wharf/internal/apperr"
+	"wharf/internal/contacts"
+)
+
+var errTagsRequired = apperr.Invalidf("tags is required: an array of tag names")
+
+func (h *Handlers) list(c *gin.Context) {
+	pg, valid := web.Paging(c, 20, 100)
+	if !valid {
+		return
+	}
+	accountID, valid := web.QueryUUID(c, "account_id")
+	if !valid {
+		return
+	}
+	ctx, org := c.Request.Context(), web.Principal(c).OrgID
+	m, err := h.maskers.Masker(ctx, org)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	rows, total, err := h.contacts.List(ctx, org, c.Query("search"), accountID, pg)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	items := make([]contactResp, len(rows))
+	for i, v := range rows {
+		items[i] = toContactResp(m, v)
+	}
+	web.OK(c, contactPage{Items: items, Total: total, Page: pg.Page, Limit: pg.Limit, TotalPages: pg.TotalPages(total)})
+}
+
+// answer renders one contact, masked as the organization wants.
+func (h *Handlers) answer(c *gin.Context, status int, v *contacts.View) {
+	m, err := h.maskers.Masker(c.Request.Context(), web.Principal(c).OrgID)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.Respond(c, status, toContactResp(m, *v))
+}
+
+func (h *Handlers) get(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	v, err := h.contacts.Get(c.Request.Context(), web.Principal(c).OrgID, id)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	h.answer(c, http.StatusOK, v)
+}
+
+// input binds a contact body, answering 400 itself when it is invalid.
+func input(c *gin.Context) (contacts.Input, bool) {
+	var req contactRequest
+	if !web.BindJSON(c, &req) {
+		return contacts.Input{}, false
+	}
+	accountID, err := web.OptionalUUID("account_id", req.AccountID)
+	if err != nil {
+		web.Fail(c, err)
+		return contacts.Input{}, false
+	}
+	return contacts.Input{PhoneNumber: req.PhoneNumber, Name: req.Name, AccountID: accountID, Metadata: req.Metadata}, true
+}
+
+func (h *Handlers) create(c *gin.Context) {
+	in, valid := input(c)
+	if !valid {
+		return
+	}
+	v, err := h.contacts.Create(c.Request.Context(), web.Principal(c).OrgID, in)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	h.answer(c, http.StatusCreated, v)
+}
+
+func (h *Handlers) update(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	in, valid := input(c)
+	if !valid {
+		return
+	}
+	v, err := h.contacts.Update(c.Request.Context(), web.Principal(c).OrgID, id, in)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	h.answer(c, http.StatusOK, v)
+}
+
+func (h *Handlers) delete(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	if err := h.contacts.Delete(c.Request.Context(), web.Principal(c).OrgID, id); err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, nil)
+}
+
+func (h *Handlers) assign(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	var req assignRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	userID, err := web.OptionalUUID("user_id", req.UserID)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	ct, err := h.contacts.Assign(c.Request.Context(), web.Principal(c).OrgID, id, userID)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, assignedResp{ID: ct.ID, AssignedTo: ct.AssignedTo, UpdatedAt: web.UTC(ct.UpdatedAt)})
+}
+
+func (h *Handlers) sessionData(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	d, err := h.contacts.SessionData(c.Request.Context(), web.Principal(c).OrgID, id)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, sessionDataResp(*d))
+}
+
+func (h *Handlers) setTags(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	var req setTagsRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if req.Tags == nil {
+		web.Fail(c, errTagsRequired)
+		return
+	}
+	v, err := h.contacts.SetTags(c.Request.Context(), web.Principal(c).OrgID, id, *req.Tags)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	h.answer(c, http.StatusOK, v)
+}

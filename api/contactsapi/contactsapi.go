@@ -1,0 +1,29 @@
+// Package contactsapi is the HTTP surface of contacts: contacts with their
+// tags, assignment and chatbot session data, and the organization's tags.
+// Phone numbers and names go out through the organization's masker.
+package contactsapi
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/contacts"
+	"wharf/internal/orgsettings"
+)
+
+// Maskers gives an organization's phone-number masker.
+type Maskers interface {
+	Masker(ctx context.Context, orgID uuid.UUID) (orgsettings.Masker, error)
+}
+
+// Handlers serves the contacts and tags routes.
+type Handlers struct {
+	contacts *contacts.Service
+	maskers  Maskers
+}
+
+// New builds the contacts handlers.
+func New(cts *contacts.Service, maskers Maskers) *Handlers {
+	return &Handlers{contacts: cts, maskers: maskers}
+}

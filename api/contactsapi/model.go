@@ -1,0 +1,115 @@
+package contactsapi
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"wharf/api/web"
+	"wharf/internal/contacts"
+	"wharf/internal/orgsettings"
+	"wharf/models"
+)
+
+type listQuery struct {
+	web.PageQuery
+	Search    string `query:"search" description:"Text to look for in the name, profile name or phone number."`
+	AccountID string `query:"account_id" description:"Only contacts of this platform account (UUID)."`
+}
+
+type contactResp struct {
+	ID            uuid.UUID      `json:"id"`
+	PhoneNumber   string         `json:"phone_number"`
+	Name          string         `json:"name"`
+	ProfileName   string         `json:"profile_name"`
+	AvatarURL     string         `json:"avatar_url"`
+	AccountID     *uuid.UUID     `json:"account_id"`
+	AssignedTo    *uuid.UUID     `json:"assigned_to"`
+	Metadata      map[string]any `json:"metadata"`
+	Tags          []string       `json:"tags"`
+	LastMessageAt *time.Time     `json:"last_message_at"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+}
+
+// toContactResp renders a contact, masked as the organization wants.
+func toContactResp(m orgsettings.Masker, v contacts.View) contactResp {
+	meta := v.Metadata.V
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	return contactResp{ID: v.ID, PhoneNumber: m.Phone(v.PhoneNumber), Name: m.Name(v.Name), ProfileName: m.Name(v.ProfileName),
+		AvatarURL: v.AvatarURL, AccountID: v.AccountID, AssignedTo: v.AssignedTo, Metadata: meta, Tags: v.Tags,
+		LastMessageAt: web.UTCPtr(v.LastMessageAt), CreatedAt: web.UTC(v.CreatedAt), UpdatedAt: web.UTC(v.UpdatedAt)}
+}
+
+// contactPage is a page of contacts; unlike other lists it also says how
+// many pages there are.
+type contactPage struct {
+	Items      []contactResp `json:"items"`
+	Total      int64         `json:"total"`
+	Page       int           `json:"page"`
+	Limit      int           `json:"limit"`
+	TotalPages int           `json:"total_pages"`
+}
+
+type contactRequest struct {
+	PhoneNumber *string         `json:"phone_number"` // creation only
+	Name        *string         `json:"name"`
+	AccountID   *string         `json:"account_id"`
+	Metadata    *map[string]any `json:"metadata"`
+}
+
+type assignRequest struct {
+	UserID *string `json:"user_id"` // null unassigns
+}
+
+type assignedResp struct {
+	ID         uuid.UUID  `json:"id"`
+	AssignedTo *uuid.UUID `json:"assigned_to"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+}
+
+type sessionDataResp struct {
+	SessionID   *uuid.UUID     `json:"session_id"`
+	FlowID      *uuid.UUID     `json:"flow_id"`
+	FlowName    string         `json:"flow_name"`
+	SessionData map[string]any `json:"session_data"`
+	PanelConfig any            `json:"panel_config"`
+}
+
+type setTagsRequest struct {
+	Tags *[]string `json:"tags"`
+}
+
+// Tags.
+
+type tagsQuery struct {
+	web.PageQuery
+	Search string `query:"search" description:"Text to look for in the name or colour."`
+}
+
+type tagRequest struct {
+	Name        *string `json:"name"`
+	Color       *string `json:"color"`
+	Description *string `json:"description"`
+}
+
+type tagResp struct {
+	Name        string    `json:"name"`
+	Color       string    `json:"color"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func toTagResp(t *models.Tag) tagResp {
+	return tagResp{Name: t.Name, Color: t.Color, Description: t.Description, CreatedAt: web.UTC(t.CreatedAt), UpdatedAt: web.UTC(t.UpdatedAt)}
+}
+
+type tagsPage struct {
+	Tags  []tagResp `json:"tags"`
+	Total int64     `json:"total"`
+	Page  int       `json:"page"`
+	Limit int       `json:"limit"`
+}

@@ -1,0 +1,40 @@
+package contactsapi
+
+import (
+	"net/http"
+
+	"wharf/api/web"
+)
+
+// Routes lists the contacts and tags routes. It reads no field of h, so a
+// nil *Handlers lists the table too (documentation, OpenAPI).
+func (h *Handlers) Routes() []web.Route {
+	return []web.Route{
+		{Method: "GET", Path: "/api/contacts", Access: web.Perm("contacts:read"), Handler: h.list,
+			Summary: "List contacts, most recently active first", Query: listQuery{}, Response: contactPage{}},
+		{Method: "GET", Path: "/api/contacts/:id", Access: web.Perm("contacts:read"), Handler: h.get,
+			Summary: "Get a contact", Response: contactResp{}},
+		{Method: "POST", Path: "/api/contacts", Access: web.Perm("contacts:create"), Handler: h.create,
+			Summary: "Create a contact", Request: contactRequest{}, Response: contactResp{}, Status: http.StatusCreated},
+		{Method: "PUT", Path: "/api/contacts/:id", Access: web.Perm("contacts:update"), Handler: h.update,
+			Summary: "Update a contact's name, account or metadata", Request: contactRequest{}, Response: contactResp{}},
+		{Method: "DELETE", Path: "/api/contacts/:id", Access: web.Perm("contacts:delete"), Handler: h.delete,
+			Summary: "Delete a contact with its messages"},
+		{Method: "PUT", Path: "/api/contacts/:id/assign", Access: web.Perm("contacts:update"), Handler: h.assign,
+			Summary: "Assign a contact to a user, or unassign it", Request: assignRequest{}, Response: assignedResp{}},
+		{Method: "GET", Path: "/api/contacts/:id/session-data", Access: web.Perm("contacts:read"), Handler: h.sessionData,
+			Summary: "The contact's active chatbot session", Response: sessionDataResp{}},
+		{Method: "PUT", Path: "/api/contacts/:id/tags", Access: web.Perm("contacts:update"), Handler: h.setTags,
+			Summary: "Replace a contact's tags (unknown tags are created)", Request: setTagsRequest{}, Response: contactResp{}},
+
+		// Tags
+		{Method: "GET", Path: "/api/tags", Access: web.Perm("contacts:read"), Handler: h.listTags,
+			Summary: "List the organization's tags", Query: tagsQuery{}, Response: tagsPage{}},
+		{Method: "POST", Path: "/api/tags", Access: web.Perm("contacts:update"), Handler: h.createTag,
+			Summary: "Create a tag", Request: tagRequest{}, Response: tagResp{}, Status: http.StatusCreated},
+		{Method: "PUT", Path: "/api/tags/:name", Access: web.Perm("contacts:update"), Handler: h.updateTag,
+			Summary: "Rename or recolour a tag", Request: tagRequest{}, Response: tagResp{}},
+		{Method: "DELETE", Path: "/api/tags/:name", Access: web.Perm("contacts:update"), Handler: h.deleteTag,
+			Summary: "Delete a tag", Response: web.MessageResp{}},
+	}
+}

@@ -1,0 +1,22 @@
+// Package identityapi is the HTTP surface of the identity domain: sign-up,
+// sign-in and sessions, the caller's own profile, API keys, users, roles and
+// permissions, organizations and their members.
+package identityapi
+
+import (
+	"wharf/internal/authguard"
+	"wharf/internal/identity"
+	"wharf/internal/ratelimit"
+)
+
+// Handlers serves the identity routes.
+type Handlers struct {
+	ids *identity.Service
+	// login counts failed sign-ins to POST /api/auth/login.
+	loginGuard *authguard.Guard
+}
+
+// New builds the identity handlers; limiter backs the sign-in guard.
+func New(ids *identity.Service, limiter *ratelimit.Limiter) *Handlers {
+	return &Handlers{ids: ids, loginGuard: authguard.New(limiter, "wharf:authfail:login", authguard.Login())}
+}

@@ -1,0 +1,28 @@
+package messagesapi
+
+import (
+	"net/http"
+
+	"wharf/api/web"
+)
+
+// Routes lists the messages routes. It reads no field of h, so a nil
+// *Handlers lists the table too (documentation, OpenAPI).
+func (h *Handlers) Routes() []web.Route {
+	return []web.Route{
+		{Method: "GET", Path: "/api/contacts/:id/messages", Access: web.Perm("messages:read"), Handler: h.list,
+			Summary: "A contact's messages in chronological order, by page (page 1 the newest) or around a cursor", Query: listQuery{},
+			Response: web.Page[messageResp]{}},
+		{Method: "POST", Path: "/api/contacts/:id/messages", Access: web.Perm("messages:create"), Handler: h.send,
+			Summary: "Send a text or interactive message within the service window", Request: sendRequest{},
+			Response: sentResp{}, Status: http.StatusCreated},
+		{Method: "POST", Path: "/api/messages/template", Access: web.Perm("messages:create"), Handler: h.sendTemplate,
+			Summary: "Queue a template message to a contact or phone number", Request: templateRequest{},
+			Response: queuedResp{}, Status: http.StatusAccepted},
+		{Method: "POST", Path: "/api/messages/media", Access: web.Perm("messages:create"), Handler: h.sendMedia,
+			Summary: "Send an image, video, audio or document by URL", Request: mediaRequest{},
+			Response: sentResp{}, Status: http.StatusCreated},
+		{Method: "PUT", Path: "/api/messages/:id/read", Access: web.Perm("messages:read"), Handler: h.markRead,
+			Summary: "Mark an incoming message read, at the provider and here"},
+	}
+}

@@ -1,0 +1,39 @@
+package orgsettings
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/phone"
+)
+
+// Masker hides contacts' phone numbers and names when the organization asks
+// for it (mask_phone_numbers). Every answer that shows a contact's number or
+// name (contacts, template sends, campaign recipients) goes through one; the
+// zero Masker shows everything.
+type Masker struct {
+	hide bool
+}
+
+// Phone renders a phone number, masked when the organization wants it.
+func (m Masker) Phone(s string) string {
+	if m.hide {
+		return phone.Mask(s)
+	}
+	return s
+}
+
+// Name renders a contact's name, masked when the organization wants it.
+func (m Masker) Name(s string) string {
+	if m.hide {
+		return phone.MaskName(s)
+	}
+	return s
+}
+
+// Masker returns the organization's masker, from its current settings.
+func (s *Service) Masker(ctx context.Context, orgID uuid.UUID) (Masker, error) {
+	_, st, err := s.Get(ctx, orgID)
+	return Masker{hide: st.MaskPhoneNumbers}, err
+}
