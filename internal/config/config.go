@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"reflect"
 	"strings"
@@ -29,7 +30,8 @@ type Common struct {
 	// ShutdownTimeout bounds how long a binary waits for in-flight work after SIGTERM.
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"30s"`
 	// HealthAddr, when set, makes the worker and scheduler answer GET
-	// /healthz on this address (the api serves /healthz on HTTP_ADDR).
+	// /healthz and GET /metrics on this address (the api serves /healthz on
+	// HTTP_ADDR and /metrics on METRICS_ADDR).
 	HealthAddr string `env:"HEALTH_ADDR"`
 }
 
@@ -101,7 +103,10 @@ type API struct {
 	Secrets
 	Platform
 	Campaigns
-	HTTPAddr       string   `env:"HTTP_ADDR" envDefault:":8080"`
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
+	// MetricsAddr, when set, is where the api serves GET /metrics, a
+	// listener of its own: the metrics are not public on HTTP_ADDR.
+	MetricsAddr    string   `env:"METRICS_ADDR"`
 	PublicURL      string   `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	JWTSecret      string   `env:"JWT_SECRET,required,notEmpty"`
 	TrustedProxies []string `env:"TRUSTED_PROXIES" envSeparator:","`
@@ -203,6 +208,13 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	}
 	if !strings.Contains(c.BootstrapAdminEmail, "@") {
 		errs = append(errs, errors.New("BOOTSTRAP_ADMIN_EMAIL must be an email address"))
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, errors.New("METRICS_ADDR must be host:port (or :port), like 127.0.0.1:9090"))
+		} else if c.MetricsAddr == c.HTTPAddr {
+			errs = append(errs, errors.New("METRICS_ADDR must differ from HTTP_ADDR: /metrics is not served on the public listener"))
+		}
 	}
 	if (c.MonitoringUser == "") != (c.MonitoringPassword == "") {
 		errs = append(errs, errors.New("MONITORING_USER and MONITORING_PASSWORD must be set together"))

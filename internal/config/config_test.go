@@ -48,6 +48,8 @@ func TestMissingOrInvalidValuesNameTheVariable(t *testing.T) {
 		"half monitoring":    {set: map[string]string{"MONITORING_USER": "ops"}, want: "MONITORING_PASSWORD"},
 		"bad bootstrap mail": {set: map[string]string{"BOOTSTRAP_ADMIN_EMAIL": "admin"}, want: "BOOTSTRAP_ADMIN_EMAIL"},
 		"bad log level":      {set: map[string]string{"LOG_LEVEL": "loud"}, want: "LOG_LEVEL"},
+		"bad metrics addr":   {set: map[string]string{"METRICS_ADDR": "9090"}, want: "METRICS_ADDR"},
+		"metrics on public":  {set: map[string]string{"METRICS_ADDR": ":8080"}, want: "METRICS_ADDR must differ from HTTP_ADDR"},
 	}
 	for name, c := range cases {
 		env := base()
@@ -59,6 +61,19 @@ func TestMissingOrInvalidValuesNameTheVariable(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v does not name %s", name, err, c.want)
 		}
+	}
+}
+
+// /metrics is off unless METRICS_ADDR names a listener of its own.
+func TestMetricsAddr(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil || c.MetricsAddr != "" {
+		t.Fatalf("default METRICS_ADDR %q, %v: want empty (off)", c.MetricsAddr, err)
+	}
+	env := base()
+	env["METRICS_ADDR"] = "127.0.0.1:9090"
+	if c, err := config.LoadAPIFrom(env); err != nil || c.MetricsAddr != "127.0.0.1:9090" {
+		t.Fatalf("METRICS_ADDR %q, %v", c.MetricsAddr, err)
 	}
 }
 
