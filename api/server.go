@@ -1,6 +1,6 @@
 // Package api is the HTTP shell: the gin engine, its middleware (request
 // log, panic recovery, authentication, rate limiting, RBAC), the job
-// monitor's gate and the health probes. The routes themselves belong to
+// monitor's gate, the health probes and the request metrics. The routes themselves belong to
 // the domain handler packages under api/ (identityapi, contactsapi...),
 // built on api/web; routes.go lists them all in one place.
 package api
@@ -15,6 +15,7 @@ import (
 	"wharf/api/web"
 	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/metrics"
 	"wharf/internal/ratelimit"
 )
 
@@ -49,7 +50,10 @@ type Deps struct {
 	Identity   *identity.Service // authenticates every request and the job monitor's sign-ins
 	Ready      Readiness
 	Monitoring http.Handler // the asynq web UI, mounted at /monitoring
-	Domains    Domains
+	// Metrics counts and times every request; the api serves them on its
+	// own listener (METRICS_ADDR), never on this handler.
+	Metrics *metrics.Set
+	Domains Domains
 }
 
 // Server is the HTTP shell around the domains' routes.
@@ -63,13 +67,14 @@ type Server struct {
 	limiter *ratelimit.Limiter
 	ready   Readiness
 	monitor *monitor
+	metrics *metrics.Set
 	domains Domains
 }
 
 // New builds the server.
 func New(d Deps) *Server {
 	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, domains: d.Domains,
-		monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config)}
+		metrics: d.Metrics, monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config)}
 }
 
 // Routes lists every route of every domain, for tests and documentation.
@@ -86,7 +91,7 @@ func (s *Server) Handler() http.Handler {
 		s.log.Warn("invalid TRUSTED_PROXIES; trusting none", "error", err)
 		_ = r.SetTrustedProxies(nil)
 	}
-	r.Use(s.requestLog, s.recoverPanic)
+	r.Use(s.measure, s.requestLog, s.recoverPanic)
 	r.NoRoute(s.identify, s.rateLimit(false), func(c *gin.Context) { web.Fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { web.Error(c, http.StatusMethodNotAllowed, "method not allowed") })
 

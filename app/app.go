@@ -36,6 +36,7 @@ import (
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
+	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
 	"wharf/internal/ratelimit"
 	"wharf/internal/safehttp"
@@ -73,11 +74,12 @@ func (cs closers) close() {
 
 // infra is what every process connects to.
 type infra struct {
-	DB      *gorm.DB
-	Redis   *redis.Client
-	AsynqRC asynq.RedisConnOpt
-	Asynq   *asynq.Client
-	Enq     *jobs.Enqueuer
+	DB        *gorm.DB
+	Redis     *redis.Client
+	AsynqRC   asynq.RedisConnOpt
+	Asynq     *asynq.Client
+	Inspector *asynq.Inspector
+	Enq       *jobs.Enqueuer
 }
 
 func connect(ctx context.Context, c config.Common, log *slog.Logger, cs *closers) (*infra, error) {
@@ -103,7 +105,7 @@ func connect(ctx context.Context, c config.Common, log *slog.Logger, cs *closers
 	cs.add(func() { _ = client.Close() })
 	inspector := asynq.NewInspector(rc)
 	cs.add(func() { _ = inspector.Close() })
-	return &infra{DB: db, Redis: rdb, AsynqRC: rc, Asynq: client, Enq: jobs.NewEnqueuer(client, inspector)}, nil
+	return &infra{DB: db, Redis: rdb, AsynqRC: rc, Asynq: client, Inspector: inspector, Enq: jobs.NewEnqueuer(client, inspector)}, nil
 }
 
 func (in *infra) ping(ctx context.Context) error {
@@ -129,23 +131,24 @@ type domains struct {
 	Campaigns *campaigns.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, log *slog.Logger) (*domains, error) {
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
+	m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
 	d := &domains{Identity: ids, Settings: settings}
-	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, log)
+	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
 	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
-		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
+		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Metrics: m, Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
-		Consumers: inboundConsumers(d)})
+		Metrics: m, Consumers: inboundConsumers(d)})
 	return d, err
 }
 
@@ -171,7 +174,10 @@ type API struct {
 	Services *domains
 	DB       *gorm.DB
 	Redis    *redis.Client
-	closers  closers
+	// MetricsAddr is the address /metrics is served on (METRICS_ADDR, its
+	// port resolved), "" when it is off.
+	MetricsAddr string
+	closers     closers
 }
 
 // Close releases the api's connections.
@@ -186,7 +192,8 @@ func Migrate(ctx context.Context, dsn string, log *slog.Logger) error {
 }
 
 // NewAPI migrates, connects, bootstraps the first admin when there is no user
-// yet, and builds the HTTP handler.
+// yet, builds the HTTP handler and starts the metrics listener when
+// METRICS_ADDR is set.
 func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err error) {
 	a := &API{}
 	defer func() {
@@ -226,7 +233,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: in.AsynqRC})
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
-	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), log)
+	m := metrics.New()
+	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), m, log)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +247,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
 			PublicURL: c.PublicURL,
 		},
-		Log: log, Limiter: limiter, Identity: ids, Monitoring: mon,
+		Log: log, Limiter: limiter, Identity: ids, Monitoring: mon, Metrics: m,
 		Ready: api.Readiness{
 			Database:     func(ctx context.Context) error { return database.Ping(ctx, in.DB) },
 			Redis:        func(ctx context.Context) error { return in.Redis.Ping(ctx).Err() },
@@ -258,6 +266,12 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		},
 	})
 	a.Handler = a.Server.Handler()
+	addr, stop, err := ServeOps(c.MetricsAddr, log, nil, m)
+	if err != nil {
+		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
+	}
+	a.MetricsAddr = addr
+	a.closers.add(stop)
 	return a, nil
 }
 
@@ -268,8 +282,11 @@ type Worker struct {
 	Server         *asynq.Server
 	CampaignServer *asynq.Server
 	Mux            *asynq.ServeMux
-	infra          *infra
-	closers        closers
+	// HealthAddr is the address /healthz and /metrics are served on
+	// (HEALTH_ADDR, its port resolved), "" when it is off.
+	HealthAddr string
+	infra      *infra
+	closers    closers
 }
 
 // Run processes jobs until ctx ends, then shuts both servers down.
@@ -287,7 +304,8 @@ func (w *Worker) Ping(ctx context.Context) error { return w.infra.ping(ctx) }
 // Close releases the worker's connections.
 func (w *Worker) Close() { w.closers.close() }
 
-// NewWorker connects and registers every job handler.
+// NewWorker connects, registers every job handler and starts the health
+// and metrics listener when HEALTH_ADDR is set.
 func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worker, err error) {
 	w := &Worker{}
 	defer func() {
@@ -309,24 +327,35 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
 	}
 	ids := identity.NewService(in.DB, nil, nil, log)
-	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, nil), log)
+	m := metrics.New()
+	m.WatchQueues(in.Inspector)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
 	if err != nil {
 		return nil, err
 	}
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
 	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,
 		Queues: map[string]int{jobs.QueueCampaigns: 1}}, log)
-	w.Mux = worker.NewMux(log)
+	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
 		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns}).Register(w.Mux)
+	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m)
+	if err != nil {
+		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)
+	}
+	w.HealthAddr = addr
+	w.closers.add(stop)
 	return w, nil
 }
 
 // Scheduler is the assembled scheduler process.
 type Scheduler struct {
 	*scheduler.Scheduler
-	infra   *infra
-	closers closers
+	// HealthAddr is the address /healthz and /metrics are served on
+	// (HEALTH_ADDR, its port resolved), "" when it is off.
+	HealthAddr string
+	infra      *infra
+	closers    closers
 }
 
 // Ping checks the scheduler's connections, for its health endpoint.
@@ -335,7 +364,8 @@ func (s *Scheduler) Ping(ctx context.Context) error { return s.infra.ping(ctx) }
 // Close releases the scheduler's connections.
 func (s *Scheduler) Close() { s.closers.close() }
 
-// NewScheduler connects and loads the default entries.
+// NewScheduler connects, loads the default entries and starts the health
+// and metrics listener when HEALTH_ADDR is set.
 func NewScheduler(ctx context.Context, c config.Scheduler, log *slog.Logger) (_ *Scheduler, err error) {
 	s := &Scheduler{}
 	defer func() {
@@ -348,7 +378,14 @@ func NewScheduler(ctx context.Context, c config.Scheduler, log *slog.Logger) (_ 
 		return nil, err
 	}
 	s.infra = in
-	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries(c.Campaigns.SweepInterval))
+	m := metrics.New()
+	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries(c.Campaigns.SweepInterval), m)
+	addr, stop, err := ServeOps(c.HealthAddr, log, s.Ping, m)
+	if err != nil {
+		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)
+	}
+	s.HealthAddr = addr
+	s.closers.add(stop)
 	return s, nil
 }
 

@@ -5,41 +5,60 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
+
+	"wharf/internal/metrics"
 )
 
-// ServeHealth answers GET /healthz on addr until ctx ends: 200 when check
-// passes, 503 otherwise. The worker and scheduler serve no API; this gives
-// container platforms something to probe. An empty addr disables it.
-func ServeHealth(ctx context.Context, addr string, log *slog.Logger, check func(context.Context) error) {
+// ServeOps starts a process's operator listener on addr: GET /healthz when
+// check is set (200 when it passes, 503 otherwise) and GET /metrics when m
+// is set. The worker and scheduler serve both on HEALTH_ADDR (they serve
+// no API; container platforms probe /healthz); the api serves only
+// /metrics, on METRICS_ADDR, away from its public listener.
+//
+// It binds before returning, so that a taken or malformed address stops
+// the start-up instead of becoming a log line; it returns the bound address
+// (the port when addr asked for :0) and the function that shuts it down.
+// An empty addr serves nothing.
+func ServeOps(addr string, log *slog.Logger, check func(context.Context) error, m *metrics.Set) (string, func(), error) {
 	if addr == "" {
-		return
+		return "", func() {}, nil
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "application/json")
-		if err := check(cctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, `{"status":"error","message":%q,"data":null}`, err.Error())
-			return
-		}
-		fmt.Fprint(w, `{"status":"success","data":{"status":"alive"}}`)
-	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if check != nil {
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			w.Header().Set("Content-Type", "application/json")
+			if err := check(cctx); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintf(w, `{"status":"error","message":%q,"data":null}`, err.Error())
+				return
+			}
+			fmt.Fprint(w, `{"status":"success","data":{"status":"alive"}}`)
+		})
+	}
+	if m != nil {
+		mux.Handle("GET /metrics", m.Handler())
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("operator listener: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("health listener failed", "addr", addr, "error", err)
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("operator listener failed", "addr", addr, "error", err)
 		}
 	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
+		_ = srv.Shutdown(ctx)
+	}
+	return l.Addr().String(), stop, nil
 }
 
 // Probe GETs url and fails unless it answers 2xx; `api healthcheck` uses it

@@ -4,34 +4,31 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"wharf/app"
+	"wharf/internal/metrics"
+	"wharf/internal/metrics/metricstest"
 	"wharf/internal/testenv"
 )
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestHealthEndpointReflectsTheCheck(t *testing.T) {
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	var failing atomic.Bool
-	app.ServeHealth(ctx, addr, testenv.Quiet(), func(context.Context) error {
+	addr, stop, err := app.ServeOps("127.0.0.1:0", testenv.Quiet(), func(context.Context) error {
 		if failing.Load() {
 			return errors.New("redis: down")
 		}
 		return nil
-	})
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
 	url := "http://" + addr + "/healthz"
 	deadline := time.Now().Add(3 * time.Second)
 	for app.Probe(ctx, url) != nil {
@@ -43,5 +40,50 @@ func TestHealthEndpointReflectsTheCheck(t *testing.T) {
 	failing.Store(true)
 	if err := app.Probe(ctx, url); err == nil {
 		t.Fatal("probe passed while the check fails")
+	}
+}
+
+// The operator listener binds before it returns: a taken address stops
+// the start-up with an error instead of a log line later.
+func TestOpsListenerFailsOnATakenAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, _, err := app.ServeOps(l.Addr().String(), testenv.Quiet(), nil, metrics.New()); err == nil {
+		t.Fatal("ServeOps on a taken address succeeded")
+	}
+	addr, stop, err := app.ServeOps("", testenv.Quiet(), nil, metrics.New())
+	if err != nil || addr != "" {
+		t.Fatalf("an empty address must serve nothing: %q, %v", addr, err)
+	}
+	stop()
+}
+
+// The api's listener has no check: it serves /metrics, with the Go runtime
+// and process collectors, and no /healthz.
+func TestOpsListenerServesMetricsWithRuntimeAndProcess(t *testing.T) {
+	addr, stop, err := app.ServeOps("127.0.0.1:0", testenv.Quiet(), nil, metrics.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	f := metricstest.Scrape(t, "http://"+addr+"/metrics")
+	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
+		if !f.Has(name) {
+			t.Errorf("no %s in:\n%s", name, f.Text)
+		}
+	}
+	res, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("/healthz without a check answered %d, want 404", res.StatusCode)
+	}
+	if strings.Contains(f.Text, "wharf_scheduler_leader") {
+		t.Fatal("a process that is not a scheduler shows the leader gauge")
 	}
 }

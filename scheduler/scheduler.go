@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/robfig/cron/v3"
 
+	"wharf/internal/metrics"
 	"wharf/jobs"
 )
 
@@ -61,6 +62,7 @@ type Scheduler struct {
 	rdb     *redis.Client
 	enq     *jobs.Enqueuer
 	log     *slog.Logger
+	metrics *metrics.Set
 	entries []Entry
 	ttl     time.Duration
 	id      string
@@ -72,9 +74,12 @@ type Scheduler struct {
 // LeaderKey is the Redis key of the leader lease.
 const LeaderKey = "wharf:scheduler:leader"
 
-// New builds a scheduler; ttl is the lease length.
-func New(rdb *redis.Client, enq *jobs.Enqueuer, log *slog.Logger, ttl time.Duration, entries []Entry) *Scheduler {
-	return &Scheduler{rdb: rdb, enq: enq, log: log, entries: entries, ttl: ttl, id: uuid.NewString()}
+// New builds a scheduler; ttl is the lease length. m (nil: none) counts
+// the ticks fired and shows whether this instance leads.
+func New(rdb *redis.Client, enq *jobs.Enqueuer, log *slog.Logger, ttl time.Duration, entries []Entry, m *metrics.Set) *Scheduler {
+	s := &Scheduler{rdb: rdb, enq: enq, log: log, metrics: m, entries: entries, ttl: ttl, id: uuid.NewString()}
+	m.WatchLeader(s.IsLeader)
+	return s
 }
 
 // IsLeader reports whether this instance currently holds the lease.
@@ -109,9 +114,12 @@ func (s *Scheduler) fire(ctx context.Context, e Entry) {
 	_, err := s.enq.Enqueue(ctx, p)
 	switch {
 	case errors.Is(err, jobs.ErrDuplicate):
+		s.metrics.SchedulerTick(e.Name, metrics.TickDuplicate)
 	case err != nil:
+		s.metrics.SchedulerTick(e.Name, metrics.TickError)
 		s.log.Error("scheduler cannot enqueue", "entry", e.Name, "kind", p.TaskType(), "error", err)
 	default:
+		s.metrics.SchedulerTick(e.Name, metrics.TickEnqueued)
 		s.Fired.Add(1)
 		// Every tick of every entry: debug, or it floods the log once a
 		// second. Info is for leadership changes and failures.

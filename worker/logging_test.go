@@ -19,7 +19,7 @@ import (
 func TestJobLoggingIsQuiet(t *testing.T) {
 	h := newHarness(t)
 	log, logs := testenv.CaptureLogs()
-	mux := worker.NewMux(log)
+	mux := worker.NewMux(log, nil)
 	mux.HandleFunc("test:probe", func(context.Context, *asynq.Task) error { return nil })
 	mux.HandleFunc("test:fail", func(context.Context, *asynq.Task) error { return errors.New("boom") })
 	srv := worker.NewServer(h.rc, worker.Options{Concurrency: 2, ShutdownTimeout: time.Second,

@@ -1,5 +1,5 @@
 // Package worker wires the asynq server that runs every background job: one
-// ServeMux with logging and panic recovery middleware, queue priorities, and
+// ServeMux with metrics, logging and panic recovery middleware, queue priorities, and
 // the retry policy under which waiting for a rate limit is never a failure.
 // Handlers pass the payload's organization_id to the domain methods as an
 // argument; nothing travels in the context.
@@ -15,6 +15,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"wharf/internal/metrics"
 	"wharf/jobs"
 )
 
@@ -82,10 +83,12 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 }
 
 // NewMux returns a ServeMux with Wharf's middleware installed; callers
-// register handlers on it.
-func NewMux(log *slog.Logger) *asynq.ServeMux {
+// register handlers on it. m records every job run (nil: none).
+func NewMux(log *slog.Logger, m *metrics.Set) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	mux.Use(logging(log), recoverPanic(log))
+	// measure is outermost, so that it sees a panic as the failed run
+	// recoverPanic turned it into.
+	mux.Use(measure(m), logging(log), recoverPanic(log))
 	return mux
 }
 
@@ -98,6 +101,34 @@ func Run(ctx context.Context, srv *asynq.Server, h asynq.Handler) error {
 	<-ctx.Done()
 	srv.Shutdown()
 	return nil
+}
+
+// measure records each run of a job by task type, outcome and duration.
+func measure(m *metrics.Set) asynq.MiddlewareFunc {
+	return func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+			start := time.Now()
+			err := next.ProcessTask(ctx, t)
+			m.Job(t.Type(), outcome(ctx, err), time.Since(start))
+			return err
+		})
+	}
+}
+
+// outcome classifies a run the way the server's retry policy treats it: a
+// rate-limit wait is not a failure (IsFailure) and uses no retry; a
+// failure is final when the task is not retryable or used its last retry.
+func outcome(ctx context.Context, err error) metrics.JobOutcome {
+	if err == nil {
+		return metrics.JobSuccess
+	}
+	if _, limited := jobs.IsRateLimited(err); limited {
+		return metrics.JobWait
+	}
+	if errors.Is(err, asynq.SkipRetry) || lastAttempt(ctx) {
+		return metrics.JobFailure
+	}
+	return metrics.JobRetry
 }
 
 func logging(log *slog.Logger) asynq.MiddlewareFunc {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"wharf/internal/apptest"
+	"wharf/internal/metrics"
+	"wharf/internal/metrics/metricstest"
 	"wharf/internal/testenv"
 	"wharf/jobs"
 	"wharf/worker"
@@ -25,13 +29,15 @@ func (probe) TaskType() string { return "test:probe" }
 
 // harness runs a real asynq server with Wharf's middleware and policy.
 type harness struct {
-	t      *testing.T
-	rc     asynq.RedisClientOpt
-	enq    *jobs.Enqueuer
-	insp   *asynq.Inspector
-	mux    *asynq.ServeMux
-	cancel context.CancelFunc
-	done   chan error
+	t    *testing.T
+	rc   asynq.RedisClientOpt
+	enq  *jobs.Enqueuer
+	insp *asynq.Inspector
+	mux  *asynq.ServeMux
+	// metricsURL serves the metrics of mux's job runs.
+	metricsURL string
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -42,7 +48,33 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() { client.Close() })
 	insp := asynq.NewInspector(rc)
 	t.Cleanup(func() { insp.Close() })
-	return &harness{t: t, rc: rc, enq: jobs.NewEnqueuer(client, nil), insp: insp, mux: worker.NewMux(testenv.Quiet())}
+	m := metrics.New()
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	return &harness{t: t, rc: rc, enq: jobs.NewEnqueuer(client, nil), insp: insp, mux: worker.NewMux(testenv.Quiet(), m), metricsURL: srv.URL}
+}
+
+// runs returns how many runs of the task type ended with each outcome.
+func (h *harness) runs(taskType string) map[metrics.JobOutcome]float64 {
+	f := metricstest.Scrape(h.t, h.metricsURL)
+	out := map[metrics.JobOutcome]float64{}
+	for _, o := range []metrics.JobOutcome{metrics.JobSuccess, metrics.JobRetry, metrics.JobFailure, metrics.JobWait} {
+		labels := map[string]string{"task_type": taskType, "outcome": string(o)}
+		if n := f.Value("wharf_jobs_processed_total", labels); n > 0 {
+			out[o] = n
+			if d := f.Value("wharf_job_duration_seconds", labels); d != n {
+				h.t.Errorf("%s %s: %v runs but %v durations", taskType, o, n, d)
+			}
+		}
+	}
+	return out
+}
+
+func (h *harness) expectRuns(taskType string, want map[metrics.JobOutcome]float64) {
+	h.t.Helper()
+	if got := h.runs(taskType); !maps.Equal(got, want) {
+		h.t.Fatalf("%s runs by outcome %v, want %v", taskType, got, want)
+	}
 }
 
 func (h *harness) start(shutdown time.Duration) {
@@ -89,6 +121,8 @@ func TestRateLimitWaitIsNeverAFailure(t *testing.T) {
 	if retriedSeen.Load() != 0 {
 		t.Fatalf("retry count %d after rate-limit waits, want 0", retriedSeen.Load())
 	}
+	// The metrics count the waits apart: neither failures nor retries.
+	h.expectRuns("test:probe", map[metrics.JobOutcome]float64{metrics.JobWait: 6, metrics.JobSuccess: 1})
 }
 
 type failing struct{}
@@ -112,6 +146,7 @@ func TestRealFailuresExhaustRetries(t *testing.T) {
 	if calls.Load() != 2 {
 		t.Fatalf("%d attempts, want 2 (1 + 1 retry)", calls.Load())
 	}
+	h.expectRuns("test:fail", map[metrics.JobOutcome]float64{metrics.JobRetry: 1, metrics.JobFailure: 1})
 }
 
 func TestRetryDelay(t *testing.T) {
@@ -147,6 +182,7 @@ func TestPanicsAreRecoveredAndRetried(t *testing.T) {
 	if calls.Load() != 2 {
 		t.Fatalf("%d calls", calls.Load())
 	}
+	h.expectRuns("test:probe", map[metrics.JobOutcome]float64{metrics.JobRetry: 1, metrics.JobSuccess: 1})
 }
 
 func TestBadPayloadSkipsRetries(t *testing.T) {
@@ -171,6 +207,7 @@ func TestBadPayloadSkipsRetries(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Fatalf("%d attempts for an undecodable payload, want 1", calls.Load())
 	}
+	h.expectRuns(jobs.TypeAPIKeyTouch, map[metrics.JobOutcome]float64{metrics.JobFailure: 1})
 }
 
 // On shutdown an in-flight job finishes within the shutdown timeout; a job
@@ -222,5 +259,5 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func newHarnessSameRedis(t *testing.T, h *harness) *harness {
-	return &harness{t: t, rc: h.rc, enq: h.enq, insp: h.insp, mux: worker.NewMux(testenv.Quiet())}
+	return &harness{t: t, rc: h.rc, enq: h.enq, insp: h.insp, mux: worker.NewMux(testenv.Quiet(), nil)}
 }

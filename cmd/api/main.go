@@ -65,7 +65,7 @@ func run(args []string) error {
 	srv := app.NewHTTPServer(cfg, a.Handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("api listening", "addr", cfg.HTTPAddr)
+	log.Info("api listening", "addr", cfg.HTTPAddr, "metrics_addr", a.MetricsAddr)
 	select {
 	case err := <-errc:
 		return err

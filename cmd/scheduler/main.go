@@ -33,7 +33,6 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	app.ServeHealth(ctx, cfg.HealthAddr, log, s.Ping)
 	log.Info("scheduler started")
 	err = s.Run(ctx)
 	log.Info("scheduler stopped")

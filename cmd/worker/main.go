@@ -34,7 +34,6 @@ func run() error {
 		return err
 	}
 	defer w.Close()
-	app.ServeHealth(ctx, cfg.HealthAddr, log, w.Ping)
 	log.Info("worker started", "concurrency", cfg.Concurrency)
 	err = w.Run(ctx)
 	log.Info("worker stopped")

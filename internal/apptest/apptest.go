@@ -99,7 +99,7 @@ func (e *Env) Replica() *httptest.Server {
 
 // StartWorker runs a real worker process on the system's Redis until the
 // test ends.
-func (e *Env) StartWorker() {
+func (e *Env) StartWorker() *app.Worker {
 	e.T.Helper()
 	wcfg, err := config.LoadWorkerFrom(e.Environ)
 	if err != nil {
@@ -117,6 +117,7 @@ func (e *Env) StartWorker() {
 		<-done
 		w.Close()
 	})
+	return w
 }
 
 // Auth adds credentials to a request.

@@ -17,6 +17,7 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/metrics"
 	"wharf/internal/paging"
 	"wharf/internal/ratelimit"
 	"wharf/internal/statuses"
@@ -44,6 +45,7 @@ type Service struct {
 	enq       *jobs.Enqueuer
 	limiter   *ratelimit.Limiter
 	statuses  *statuses.Applier
+	metrics   *metrics.Set
 	cfg       Config
 	log       *slog.Logger
 	now       func() time.Time
@@ -60,6 +62,7 @@ type Deps struct {
 	Provider  *platform.Client
 	Enqueuer  *jobs.Enqueuer
 	Limiter   *ratelimit.Limiter
+	Metrics   *metrics.Set // sends by outcome and lane waits (nil: none)
 	Config    Config
 	Log       *slog.Logger
 }
@@ -67,7 +70,7 @@ type Deps struct {
 // NewService wires the campaigns domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
-		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
+		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // Filter narrows a campaign list.

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/apperr"
+	"wharf/internal/metrics"
 	"wharf/models"
 )
 
@@ -53,6 +54,7 @@ func (s *Service) settleSent(ctx context.Context, id uuid.UUID, platformID strin
 	s.settleExec(ctx, id, `UPDATE campaign_recipients SET platform_message_id = COALESCE(platform_message_id, ?),
 		status = CASE WHEN status IN ('sending', 'unknown') THEN 'sent' ELSE status END,
 		sent_at = COALESCE(sent_at, now()), updated_at = now() WHERE id = ?`, platformID, id)
+	s.metrics.CampaignSends(metrics.SendSent, 1)
 }
 
 // settleFailed records a send that certainly failed (or, with
@@ -63,6 +65,7 @@ func (s *Service) settleFailed(ctx context.Context, id uuid.UUID, status string,
 		attempts = attempts + CASE WHEN ? THEN 1 ELSE 0 END,
 		failed_at = CASE WHEN ? = 'failed' THEN now() ELSE failed_at END, updated_at = now()
 		WHERE id = ? AND status = 'sending'`, status, code, apperr.Clip(title, 300), apperr.Clip(detail, 1000), attempted, status, id)
+	s.metrics.CampaignSends(metrics.SendOutcome(status), 1) // the statuses are the outcomes' names: failed, unknown
 }
 
 // release gives a claimed recipient back: the provider certainly did not
@@ -76,6 +79,7 @@ func (s *Service) release(ctx context.Context, id uuid.UUID, attempt bool) {
 	}
 	s.settleExec(ctx, id, `UPDATE campaign_recipients SET status = 'pending', claim_id = NULL, send_started_at = NULL,
 		attempts = attempts + ?, updated_at = now() WHERE id = ? AND status = 'sending'`, inc, id)
+	s.metrics.CampaignSends(metrics.SendReleased, 1)
 }
 
 // settleExec runs one idempotent recipient update, retrying while the

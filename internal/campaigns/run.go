@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/apperr"
+	"wharf/internal/metrics"
 	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"
@@ -100,6 +101,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 					return err
 				}
 				if got == 0 {
+					s.metrics.CampaignWait(metrics.WaitPace, wait)
 					return &jobs.RateLimited{RetryAfter: wait, Reason: "waiting for the messaging tier's pace"}
 				}
 				tokens = got
@@ -107,6 +109,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 			n = tokens
 		} else if time.Since(started) > sliceLength {
 			if s.othersStarve() {
+				s.metrics.CampaignWait(metrics.WaitSlotHandover, 0)
 				return &jobs.RateLimited{RetryAfter: time.Millisecond, Reason: "handing the worker slot to other campaigns"}
 			}
 			started = time.Now()
@@ -134,6 +137,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 			s.RequestRecount(ctx, orgID, campaignID)
 			return nil
 		case out.wait > 0:
+			s.metrics.CampaignWait(out.waitKind, out.wait)
 			return &jobs.RateLimited{RetryAfter: out.wait, Reason: out.waitReason}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"wharf/internal/metrics"
 	"wharf/internal/phone"
 	"wharf/internal/templates"
 	"wharf/models"
@@ -20,6 +21,7 @@ type batchOutcome struct {
 	// throttled us, or is in trouble).
 	wait       time.Duration
 	waitReason string
+	waitKind   metrics.WaitReason
 	// stop != "": the campaign cannot go on (an account or template
 	// problem); account says whether the account itself is at fault.
 	stop    string
@@ -30,6 +32,7 @@ type batchOutcome struct {
 type sendResult struct {
 	wait       time.Duration
 	waitReason string
+	waitKind   metrics.WaitReason
 	stop       string
 	account    bool
 }
@@ -63,7 +66,7 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 			out.stop, out.account = res.stop, res.account
 		}
 		if res.wait > out.wait {
-			out.wait, out.waitReason = res.wait, res.waitReason
+			out.wait, out.waitReason, out.waitKind = res.wait, res.waitReason, res.waitKind
 		}
 	}
 	return out, nil
@@ -114,10 +117,12 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 		return sendResult{stop: "the provider refused the template: " + pe.Error()}
 	case pe.Class == platform.Throttled:
 		s.release(ctx, rec.ID, false)
-		return sendResult{wait: max(pe.RetryAfter, time.Second), waitReason: fmt.Sprintf("the provider throttled the account (code %d)", pe.Code)}
+		return sendResult{wait: max(pe.RetryAfter, time.Second), waitReason: fmt.Sprintf("the provider throttled the account (code %d)", pe.Code),
+			waitKind: metrics.WaitProviderThrottle}
 	case pe.Class == platform.Transient && rec.Attempts+1 < maxAttempts:
 		s.release(ctx, rec.ID, true)
-		return sendResult{wait: time.Duration(rec.Attempts+1) * time.Second, waitReason: fmt.Sprintf("provider trouble (code %d)", pe.Code)}
+		return sendResult{wait: time.Duration(rec.Attempts+1) * time.Second, waitReason: fmt.Sprintf("provider trouble (code %d)", pe.Code),
+			waitKind: metrics.WaitProviderError}
 	default:
 		code := pe.Code
 		s.settleFailed(ctx, rec.ID, models.StatusFailed, true, &code, pe.Message, pe.Details)

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/metrics"
 	"wharf/models"
 )
 
@@ -32,6 +33,7 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 		return nil, err
 	}
 	res.Unknown = int64(len(stale))
+	s.metrics.CampaignSends(metrics.SendUnknown, len(stale))
 	var running []models.Campaign
 	if err := s.db.WithContext(ctx).Where("status = ?", models.CampaignSending).Find(&running).Error; err != nil {
 		return nil, err

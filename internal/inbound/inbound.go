@@ -27,6 +27,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/contacts"
+	"wharf/internal/metrics"
 	"wharf/internal/ratelimit"
 	"wharf/internal/webhooks"
 	"wharf/jobs"
@@ -61,6 +62,7 @@ type Service struct {
 	limiter      *ratelimit.Limiter
 	failures     ratelimit.FailureLimit
 	consumers    consumers
+	metrics      *metrics.Set
 	globalSecret string
 	verifyToken  string
 	log          *slog.Logger
@@ -77,7 +79,8 @@ type Deps struct {
 	Limiter  *ratelimit.Limiter // counts refused webhooks per client address
 	// Consumers apply the events, in this order (see Consumer).
 	Consumers    []Consumer
-	GlobalSecret string // PLATFORM_APP_SECRET
+	Metrics      *metrics.Set // events stored and applied, and their lag (nil: none)
+	GlobalSecret string       // PLATFORM_APP_SECRET
 	Log          *slog.Logger
 }
 
@@ -94,7 +97,7 @@ func NewService(d Deps) (*Service, error) {
 	}
 	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, webhooks: d.Webhooks,
 		enq: d.Enqueuer, limiter: d.Limiter, failures: ratelimit.FailureLimit{Max: maxSourceFailures, Window: sourceFailureWindow},
-		consumers: cs, globalSecret: d.GlobalSecret, log: d.Log,
+		consumers: cs, metrics: d.Metrics, globalSecret: d.GlobalSecret, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}, nil
 }
 

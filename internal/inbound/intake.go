@@ -256,6 +256,7 @@ func (s *Service) store(ctx context.Context, events []pending) error {
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
+		s.metrics.InboundStored(r.EventType)
 		key := r.EventType + "/" + r.AccountID.String() + "/" + r.ContactKey
 		if seen[key] {
 			continue

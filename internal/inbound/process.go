@@ -48,11 +48,11 @@ func (s *Service) Process(ctx context.Context, orgID, accountID uuid.UUID, conta
 // looked at. The consumers' after-commit work runs for the events that
 // committed, in order.
 func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key string) (int, error) {
-	var events []models.InboundEvent
+	var events, applied []models.InboundEvent
 	var after []func(context.Context)
 	var failure error
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		after = after[:0]
+		after, applied = after[:0], applied[:0]
 		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, a.ID.String()+"/"+key).Error; err != nil {
 			return err
 		}
@@ -70,6 +70,7 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 			if err == nil {
 				after = append(after, fns...)
 				done = append(done, ev.ID)
+				applied = append(applied, *ev)
 				continue
 			}
 			if err := tx.RollbackTo("ev").Error; err != nil {
@@ -93,6 +94,9 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 	})
 	if err != nil {
 		return 0, err
+	}
+	for _, ev := range applied {
+		s.metrics.InboundApplied(ev.EventType, ev.ReceivedAt)
 	}
 	for _, fn := range after {
 		fn(ctx)

@@ -109,6 +109,9 @@ func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (
 	if err != nil {
 		return 0, err
 	}
+	for _, ev := range events {
+		s.metrics.InboundApplied(ev.EventType, ev.ReceivedAt)
+	}
 	for _, fn := range after {
 		fn(ctx)
 	}

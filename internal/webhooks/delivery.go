@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/metrics"
 	"wharf/internal/safehttp"
 	"wharf/jobs"
 	"wharf/models"
@@ -45,6 +46,18 @@ type Result struct {
 	StatusCode int
 	Error      string
 	Duration   time.Duration
+}
+
+// outcome names a delivery attempt's outcome for the metrics: a failed
+// attempt before the last one gets another (scheduleAttempt).
+func outcome(r Result, attempt int) metrics.DeliveryOutcome {
+	switch {
+	case r.Success:
+		return metrics.DeliverySuccess
+	case attempt < MaxAttempts:
+		return metrics.DeliveryRetry
+	}
+	return metrics.DeliveryDropped
 }
 
 // post makes one attempt. Any 2xx is a success.
@@ -164,6 +177,7 @@ func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID) error 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			r := s.post(ctx, w, ev.ID, ev.Event, payload)
+			s.metrics.WebhookDelivery(outcome(r, 1), r.Duration)
 			s.record(ctx, w, &ev.ID, ev.Event, 1, r)
 			if !r.Success {
 				s.scheduleAttempt(ctx, orgID, w.ID, ev.ID, 2)
@@ -208,6 +222,7 @@ func (s *Service) Deliver(ctx context.Context, orgID, webhookID, eventID uuid.UU
 		return err
 	}
 	r := s.post(ctx, w, ev.ID, ev.Event, payload)
+	s.metrics.WebhookDelivery(outcome(r, attempt), r.Duration)
 	s.record(ctx, w, &ev.ID, ev.Event, attempt, r)
 	if !r.Success {
 		if attempt < MaxAttempts {

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/metrics"
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
 	"wharf/internal/tenant"
@@ -78,18 +79,20 @@ func retryDelay(nextAttempt int) time.Duration {
 
 // Service manages webhooks and delivers events.
 type Service struct {
-	db     *gorm.DB
-	box    *secrets.Box
-	enq    *jobs.Enqueuer
-	policy safehttp.Policy
-	client *http.Client
-	log    *slog.Logger
-	now    func() time.Time
+	db      *gorm.DB
+	box     *secrets.Box
+	enq     *jobs.Enqueuer
+	policy  safehttp.Policy
+	client  *http.Client
+	metrics *metrics.Set
+	log     *slog.Logger
+	now     func() time.Time
 }
 
-// NewService wires the webhooks domain.
-func NewService(db *gorm.DB, box *secrets.Box, enq *jobs.Enqueuer, policy safehttp.Policy, log *slog.Logger) *Service {
-	return &Service{db: db, box: box, enq: enq, policy: policy, client: policy.Client(deliveryTimeout), log: log,
+// NewService wires the webhooks domain; m (nil: none) counts the
+// deliveries by outcome.
+func NewService(db *gorm.DB, box *secrets.Box, enq *jobs.Enqueuer, policy safehttp.Policy, m *metrics.Set, log *slog.Logger) *Service {
+	return &Service{db: db, box: box, enq: enq, policy: policy, client: policy.Client(deliveryTimeout), metrics: m, log: log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 
