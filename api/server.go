@@ -9,9 +9,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
+	"wharf/api/openapi"
 	"wharf/api/web"
 	"wharf/internal/apperr"
 	"wharf/internal/identity"
@@ -64,16 +66,29 @@ type Server struct {
 	ready   Readiness
 	monitor *monitor
 	domains Domains
+	docs    *openapi.Handlers
 }
 
-// New builds the server.
+// New builds the server and generates its OpenAPI document. The document
+// is a function of the compiled route table alone, so a failure to
+// generate it is a programming error (which TestOpenAPIDocumentIsValid
+// catches): New panics then, as regexp.MustCompile does.
 func New(d Deps) *Server {
+	docs, err := openapi.New(d.Domains.routes())
+	if err != nil {
+		panic(err)
+	}
 	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, domains: d.Domains,
-		monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config)}
+		monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config), docs: docs}
 }
 
-// Routes lists every route of every domain, for tests and documentation.
-func (s *Server) Routes() []web.Route { return s.domains.routes() }
+// Routes lists every route of every domain and the document's own, for
+// tests and documentation.
+func (s *Server) Routes() []web.Route { return slices.Concat(s.domains.routes(), s.docs.Routes()) }
+
+// OpenAPI is the OpenAPI 3.1 document of the routes, as JSON (what
+// GET /api/openapi.json serves).
+func (s *Server) OpenAPI() []byte { return s.docs.Document() }
 
 var errNoRoute = apperr.NotFoundf("route not found")
 
