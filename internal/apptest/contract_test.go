@@ -14,7 +14,10 @@ import (
 // vacuous.
 func TestContractChecksStatusMediaTypeAndBody(t *testing.T) {
 	t.Parallel()
-	c := newContract(t, api.New(api.Deps{}).OpenAPI())
+	c, err := newContract(api.New(api.Deps{}).OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
 	const id = "/0b8e4f5e-8c5a-4a57-9a52-2f0c1f1d9a11"
 	jsonCT := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
 	for _, tc := range []struct {
