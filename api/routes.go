@@ -34,17 +34,26 @@ type Domains struct {
 }
 
 // routes is the router table: every domain's routes, in the order
-// docs/API.md lists them.
+// docs/API.md lists them, each tagged with its domain for the OpenAPI
+// document.
 func (d Domains) routes() []web.Route {
 	return slices.Concat(
-		d.Identity.Routes(),
-		d.Settings.Routes(),
-		d.Accounts.Routes(),
-		d.Inbound.Routes(),
-		d.Contacts.Routes(),
-		d.Messages.Routes(),
-		d.Templates.Routes(),
-		d.Campaigns.Routes(),
-		d.Webhooks.Routes(),
+		tagged("Identity", d.Identity.Routes()),
+		tagged("Settings", d.Settings.Routes()),
+		tagged("Accounts", d.Accounts.Routes()),
+		tagged("Provider webhook", d.Inbound.Routes()),
+		tagged("Contacts", d.Contacts.Routes()),
+		tagged("Messages", d.Messages.Routes()),
+		tagged("Templates", d.Templates.Routes()),
+		tagged("Campaigns", d.Campaigns.Routes()),
+		tagged("Webhooks", d.Webhooks.Routes()),
 	)
+}
+
+// tagged sets the tag of routes.
+func tagged(tag string, routes []web.Route) []web.Route {
+	for i := range routes {
+		routes[i].Tag = tag
+	}
+	return routes
 }

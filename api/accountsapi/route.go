@@ -28,9 +28,9 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "The provider app and configuration for embedded signup", Response: signupConfigResp{}},
 		{Method: "POST", Path: "/api/accounts/exchange-token", Access: web.Perm("accounts:write"), SessionOnly: true, Handler: h.exchangeToken,
 			Summary: "Complete embedded signup: trade the code for a token and save the account", Request: exchangeTokenRequest{},
-			Response: onboardedResp{}},
+			Response: onboardedResp{}, Errors: []int{http.StatusBadGateway}},
 		{Method: "POST", Path: "/api/accounts/:id/register", Access: web.Perm("accounts:write"), Handler: h.register,
 			Summary: "Register the account's number with the provider (body optional)", Request: registerRequest{},
-			Response: onboardedResp{}},
+			Response: onboardedResp{}, Errors: []int{http.StatusBadGateway}},
 	}
 }

@@ -65,7 +65,7 @@ type campaignRequest struct {
 	AccountID       *string            `json:"account_id"`
 	TemplateID      *string            `json:"template_id"`
 	VariableMapping *map[string]string `json:"variable_mapping"`
-	ScheduledAt     json.RawMessage    `json:"scheduled_at" description:"RFC 3339 timestamp; null unschedules, absent leaves it unchanged."`
+	ScheduledAt     json.RawMessage    `json:"scheduled_at" format:"date-time" description:"RFC 3339 timestamp; null unschedules, absent leaves it unchanged."`
 }
 
 func (r campaignRequest) input() (campaigns.Input, error) {

@@ -1,6 +1,8 @@
 package inboundapi
 
 import (
+	"net/http"
+
 	"wharf/api/web"
 	"wharf/platform"
 )
@@ -12,9 +14,11 @@ func (h *Handlers) Routes() []web.Route {
 	return []web.Route{
 		{Method: "GET", Path: "/api/webhook", Access: web.Public(), Unlimited: true, Handler: h.verify,
 			Summary: "The provider's subscription handshake: echoes hub.challenge in plain text", Query: verifyQuery{},
-			Response: "", Produces: "text/plain"},
+			Response: "", Produces: "text/plain", Errors: []int{http.StatusForbidden}},
 		{Method: "POST", Path: "/api/webhook", Access: web.Public(), Unlimited: true, Handler: h.receive,
 			Summary: "Receive the provider's signed webhook: stored, then processed by the worker",
-			Request: platform.WebhookPayload{}, Response: receivedResp{}},
+			Request: platform.WebhookPayload{}, Response: receivedResp{},
+			// A bad signature, and an address past its failure limit.
+			Errors: []int{http.StatusUnauthorized, http.StatusTooManyRequests}},
 	}
 }

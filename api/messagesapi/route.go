@@ -15,14 +15,14 @@ func (h *Handlers) Routes() []web.Route {
 			Response: web.Page[messageResp]{}},
 		{Method: "POST", Path: "/api/contacts/:id/messages", Access: web.Perm("messages:create"), Handler: h.send,
 			Summary: "Send a text or interactive message within the service window", Request: sendRequest{},
-			Response: sentResp{}, Status: http.StatusCreated},
+			Response: sentResp{}, Status: http.StatusCreated, Errors: []int{http.StatusBadGateway}},
 		{Method: "POST", Path: "/api/messages/template", Access: web.Perm("messages:create"), Handler: h.sendTemplate,
 			Summary: "Queue a template message to a contact or phone number", Request: templateRequest{},
 			Response: queuedResp{}, Status: http.StatusAccepted},
 		{Method: "POST", Path: "/api/messages/media", Access: web.Perm("messages:create"), Handler: h.sendMedia,
 			Summary: "Send an image, video, audio or document by URL", Request: mediaRequest{},
-			Response: sentResp{}, Status: http.StatusCreated},
+			Response: sentResp{}, Status: http.StatusCreated, Errors: []int{http.StatusBadGateway}},
 		{Method: "PUT", Path: "/api/messages/:id/read", Access: web.Perm("messages:read"), Handler: h.markRead,
-			Summary: "Mark an incoming message read, at the provider and here"},
+			Summary: "Mark an incoming message read, at the provider and here", Errors: []int{http.StatusBadGateway}},
 	}
 }

@@ -21,6 +21,7 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "Change the organization's settings", Request: settingsRequest{}, Response: web.MessageResp{}},
 		{Method: "POST", Path: "/api/org/audio", Access: web.Perm("organizations:write"), Bulk: true, Handler: h.uploadAudio,
 			Summary: "Upload hold music or ringback audio (transcoded to Ogg/Opus)", Request: audioUploadForm{},
-			Query: audioQuery{}, Response: audioResp{}, Status: http.StatusCreated},
+			Query: audioQuery{}, Response: audioResp{}, Status: http.StatusCreated,
+			Errors: []int{http.StatusServiceUnavailable}},
 	}
 }

@@ -50,4 +50,25 @@ type Route struct {
 	// envelope (the provider's verification handshake in plain text, a
 	// server-sent event stream whose events carry Response as JSON).
 	Produces string
+	// Also lists success answers besides the Status one (a template sync
+	// that finished in time answers 200 with its counts, one still running
+	// 202 with its task).
+	Also []Answer
+	// Errors lists the error statuses the route answers besides those its
+	// row implies (api/openapi's errorStatuses: 400 for inputs, 401 and 403
+	// for credentials, 404 for path ids, 409 for changes, 413 for bodies,
+	// 429 for the rate limit, 500): 502 when it calls the provider, 404
+	// for an id in its body...
+	Errors []int
+	// Tag groups the route in the OpenAPI document: its domain, which the
+	// api package sets.
+	Tag string
+}
+
+// Answer is one more success answer of a route: its status and the type of
+// data in the envelope.
+type Answer struct {
+	Status      int
+	Response    any
+	Description string
 }

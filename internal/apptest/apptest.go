@@ -1,7 +1,8 @@
 // Package apptest boots the real system for end-to-end tests: the api built by
 // app.NewAPI behind an httptest server, on a fresh PostgreSQL database and a
 // flushed Redis database, optionally with a real asynq worker. Requests go
-// through the real router and middleware.
+// through the real router and middleware, and every answer the api gives is
+// checked against its OpenAPI document (contract.go).
 package apptest
 
 import (
@@ -65,7 +66,7 @@ func New(t testing.TB, overrides map[string]string) *Env {
 	e := &Env{T: t, Environ: environ}
 	e.Cfg = mustConfig(t, environ)
 	e.API = startAPI(t, e.Cfg)
-	e.Server = httptest.NewServer(e.API.Handler)
+	e.Server = httptest.NewServer(checked(t, e.API))
 	t.Cleanup(e.Server.Close)
 	e.DB, e.Redis = e.API.DB, e.API.Redis
 	return e
@@ -92,7 +93,7 @@ func startAPI(t testing.TB, cfg config.API) *app.API {
 // second replica behind a load balancer would be.
 func (e *Env) Replica() *httptest.Server {
 	a := startAPI(e.T, e.Cfg)
-	srv := httptest.NewServer(a.Handler)
+	srv := httptest.NewServer(checked(e.T, a))
 	e.T.Cleanup(srv.Close)
 	return srv
 }
@@ -154,6 +155,7 @@ func (r *Resp) Into(t testing.TB, v any) {
 // Do sends a JSON request to the api; body may be nil, a string (sent raw) or
 // any value (JSON-encoded).
 func (e *Env) Do(method, path string, body any, auth Auth) *Resp {
+	e.T.Helper()
 	return e.DoAt(e.Server.URL, method, path, body, auth)
 }
 
