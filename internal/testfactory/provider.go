@@ -1,7 +1,11 @@
 package testfactory
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"regexp"
 	"testing"
 
 	"github.com/google/uuid"
@@ -58,3 +62,33 @@ func (f *Factory) AccountAt(p *Provider, orgID uuid.UUID, opts ...func(*models.P
 	}
 	return f.Account(orgID, append([]func(*models.PlatformAccount){at}, opts...)...)
 }
+
+// TemplateAt creates an APPROVED template with positional placeholders at
+// the provider for the account's business account, and stores it like
+// Template does: sends of it are accepted.
+func (f *Factory) TemplateAt(p *Provider, acc models.PlatformAccount, body string, opts ...func(*models.Template)) models.Template {
+	f.t.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("template_%d", f.next())
+	comp := map[string]any{"type": "BODY", "text": body}
+	if n := len(placeholder.FindAllString(body, -1)); n > 0 {
+		row := make([]string, n)
+		for i := range row {
+			row[i] = "x"
+		}
+		comp["example"] = map[string]any{"body_text": [][]string{row}}
+	}
+	comps, _ := json.Marshal([]any{comp})
+	creds := platform.Creds{AccessToken: Token, BusinessAccountID: acc.BusinessAccountID}
+	created, err := p.Client.CreateTemplate(ctx, creds, platform.TemplateDefinition{Name: name, Language: "en_US", Category: "UTILITY",
+		ParameterFormat: "POSITIONAL", Components: comps})
+	if err != nil {
+		f.t.Fatalf("testfactory: template at the provider: %v", err)
+	}
+	// The review's webhook goes nowhere; the status is set all the same.
+	_, _ = p.Sim.SetTemplateStatus(ctx, created.ID, models.TemplateApproved, "")
+	at := func(t *models.Template) { t.Name, t.ProviderTemplateID = name, created.ID }
+	return f.Template(acc, body, append([]func(*models.Template){at}, opts...)...)
+}
+
+var placeholder = regexp.MustCompile(`\{\{\s*[0-9]+\s*\}\}`)
