@@ -235,12 +235,18 @@ func TestOutbox(t *testing.T) {
 			Events: &[]string{"message.incoming"}}); err != nil {
 			t.Fatal(err)
 		}
+		paused := bundle.f.Org()
+		if _, err := svc.Create(ctx, paused.ID, webhooks.Input{Name: ptr("h"), URL: ptr("http://127.0.0.1:1/"),
+			Events: &[]string{"message.incoming"}, IsActive: ptr(false)}); err != nil {
+			t.Fatal(err)
+		}
 		var ids []uuid.UUID
 		err := bundle.f.DB.Transaction(func(tx *gorm.DB) error {
 			for _, e := range []struct {
 				org   uuid.UUID
 				event string
-			}{{bundle.org.ID, "contact.created"}, {bundle.f.Org().ID, "message.incoming"}, {bundle.org.ID, "message.incoming"}} {
+			}{{bundle.org.ID, "contact.created"}, {bundle.f.Org().ID, "message.incoming"}, {paused.ID, "message.incoming"},
+				{bundle.org.ID, "message.incoming"}} {
 				id, err := svc.Emit(ctx, tx, e.org, e.event, map[string]int{"n": 1})
 				if err != nil {
 					return err
@@ -252,11 +258,11 @@ func TestOutbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ids[0] != uuid.Nil || ids[1] != uuid.Nil || ids[2] == uuid.Nil || bundle.f.Count("events", "") != 1 {
-			t.Fatalf("emitted %v: want only the event the organization listens to", ids)
+		if ids[0] != uuid.Nil || ids[1] != uuid.Nil || ids[2] != uuid.Nil || ids[3] == uuid.Nil || bundle.f.Count("events", "") != 1 {
+			t.Fatalf("emitted %v: want only the event an active webhook listens to", ids)
 		}
 		svc.Publish(ctx, bundle.org.ID, ids...)
-		svc.Publish(ctx, bundle.org.ID, ids[2]) // a second publish is the same task
+		svc.Publish(ctx, bundle.org.ID, ids[3]) // a second publish is the same task
 		if got := bundle.queue.TaskTypes(t); got[jobs.TypeWebhookDispatch] != 1 || len(got) != 1 {
 			t.Errorf("queued %v, want one dispatch", got)
 		}
