@@ -5,6 +5,9 @@ export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=
 export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
 BENCH_COUNT ?= 1
+# Tests of one package run four at a time (t.Parallel): each owns its
+# PostgreSQL and Redis databases, and most wait on I/O, so four fit two CPUs.
+TEST_PARALLEL ?= 4
 
 .PHONY: build run stop test bench lint migrate clean
 
@@ -21,7 +24,8 @@ stop: build ## stop the private PostgreSQL and Redis that `make run` may have st
 test: ## the whole suite, against real PostgreSQL and Redis, with the race detector
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) test -race -count=1 -timeout 20m ./...
+	@# The longest packages first: go test starts packages in the order named.
+	$(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 20m ./e2e/campaigns/ ./api/ ./e2e/ ./...
 	@# Tests that assert rates run without the race detector (e2e/load/doc.go).
 	$(GO) test -count=1 -timeout 10m ./e2e/load/
 

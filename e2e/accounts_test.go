@@ -13,6 +13,7 @@ import (
 )
 
 func TestAccountCRUDAndEncryptedToken(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	admin := e.Admin()
 	create := func(body map[string]any) *apptest.Resp { return e.Do("POST", "/api/accounts", body, admin.Auth()) }
@@ -73,6 +74,7 @@ func TestAccountCRUDAndEncryptedToken(t *testing.T) {
 
 // A hand-connected account is activated by the account:refresh job.
 func TestAccountRefreshJobActivates(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	e.StartWorker()
 	admin := e.Admin()
@@ -98,6 +100,7 @@ func seedSignup(t *testing.T, e *apptest.SimEnv, admin apptest.Session) {
 }
 
 func TestEmbeddedSignupRegistersTheNumber(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	admin := e.Admin()
 	e.Do("POST", "/api/accounts/exchange-token", map[string]any{"code": "c1"}, admin.Auth()).Expect(t, 400) // no app settings yet
@@ -148,6 +151,7 @@ func TestEmbeddedSignupRegistersTheNumber(t *testing.T) {
 }
 
 func TestEmbeddedSignupFallbackCoexistenceAndFailedRegistration(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	admin := e.Admin()
 	seedSignup(t, e, admin)
@@ -200,6 +204,7 @@ func TestEmbeddedSignupFallbackCoexistenceAndFailedRegistration(t *testing.T) {
 }
 
 func TestRegisterActivatesWithGivenOrGeneratedPIN(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	admin := e.Admin()
 	var a struct{ ID string }

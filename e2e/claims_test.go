@@ -64,6 +64,7 @@ func countWhere(t *testing.T, e *apptest.SimEnv, model any, query string, args .
 // the number: the owner's verification disconnects it, saying why, and the
 // number's messages go to the owner.
 func TestUnverifiedClaimGetsNoInboundAndYieldsToTheOwner(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	e.StartWorker()
 	owner := e.Admin()
@@ -131,6 +132,7 @@ func TestUnverifiedClaimGetsNoInboundAndYieldsToTheOwner(t *testing.T) {
 // claim is refused, and the refresh job leaves its claim disconnected.
 // Deleting the owner's account releases the number.
 func TestVerifiedNumberIsNotTakenBySecondOrganization(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	owner := e.Admin()
 	second := newOrg(t, e, owner, "second")
@@ -217,6 +219,7 @@ func TestVerifiedNumberIsNotTakenBySecondOrganization(t *testing.T) {
 // verified it succeeds and disconnects that claim; the same organization
 // onboarding again updates its own account.
 func TestEmbeddedSignupRespectsNumberOwnership(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	super := e.Admin()
 	ownerID := e.ConnectAccount(super.Auth(), "Owner")
@@ -279,6 +282,7 @@ func TestEmbeddedSignupRespectsNumberOwnership(t *testing.T) {
 // Template status webhooks, routed by business account id, reach only the
 // verified account of that business account, not a claim that names it.
 func TestTemplateUpdatesReachOnlyVerifiedAccounts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	squatter := newOrg(t, f.SimEnv, f.admin, "squatter")
 	claimNumber(t, f.SimEnv, squatter, "Not mine", "777000111", f.WABA.ID, "a-guessed-token")
@@ -302,6 +306,7 @@ func TestTemplateUpdatesReachOnlyVerifiedAccounts(t *testing.T) {
 // business account (one the token can also reach) next to one's own number
 // does not verify, so its template updates never route to the claim.
 func TestClaimMustNameTheNumbersOwnBusinessAccount(t *testing.T) {
+	t.Parallel()
 	e := apptest.NewWithSim(t, nil, nil)
 	admin := e.Admin()
 	other := e.Sim.AddBusinessAccount(platformsim.BusinessAccount{Name: "Someone else", AccessToken: e.WABA.AccessToken})

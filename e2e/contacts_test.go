@@ -23,6 +23,7 @@ type contactOut struct {
 }
 
 func TestContactCRUDSearchAndPaging(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	a := f.admin.Auth()
 	f.Do("POST", "/api/contacts", map[string]any{"name": "x"}, a).Expect(t, 400)
@@ -87,6 +88,7 @@ func TestContactCRUDSearchAndPaging(t *testing.T) {
 }
 
 func TestAssignContact(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	a := f.admin.Auth()
 	agent := f.CreateUser(a, "agent@x.com", "Agent")
@@ -111,6 +113,7 @@ func TestAssignContact(t *testing.T) {
 }
 
 func TestTagsAndContactTags(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	a := f.admin.Auth()
 	f.Do("POST", "/api/tags", map[string]any{"name": strings.Repeat("t", 51)}, a).Expect(t, 400)
@@ -159,6 +162,7 @@ func TestTagsAndContactTags(t *testing.T) {
 }
 
 func TestDeletingAContactDeletesItsMessages(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	id := f.contactFromIncoming(t, "15550130000", "Mo", "hello")
@@ -172,6 +176,7 @@ func TestDeletingAContactDeletesItsMessages(t *testing.T) {
 }
 
 func TestMaskPhoneNumbers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	f.SeedTemplate(f.orgID, f.accountID, "hello", "Hello", false)

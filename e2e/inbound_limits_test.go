@@ -58,6 +58,7 @@ func countQueries(t *testing.T, db *gorm.DB) *atomic.Int64 {
 // secret cost no query at all; a well-formed wrong signature costs the one
 // lookup that finds the organizations' own secrets.
 func TestBadlySignedWebhooksAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"TRUSTED_PROXIES": "127.0.0.1/32"}, nil)
 	queries := countQueries(t, f.DB)
 	body := textWebhook(f.PhoneNumberID(), "15559990000", "wamid.flood", "flood")
@@ -108,6 +109,7 @@ func TestBadlySignedWebhooksAreLimitedPerAddress(t *testing.T) {
 // refused, and after 30 failures that number is refused from that address
 // without a database lookup, but the address stays open for everyone else.
 func TestAMisconfiguredOrganizationSecretDoesNotBlockTheProvider(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"TRUSTED_PROXIES": "127.0.0.1/32"}, nil)
 	f.Do("PUT", "/api/org/settings", map[string]any{"provider_app_secret": "configured-secret"}, f.admin.Auth()).Expect(t, 200)
 	const provider = "192.0.2.50"

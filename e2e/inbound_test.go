@@ -16,6 +16,7 @@ import (
 )
 
 func TestVerificationHandshake(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"PLATFORM_WEBHOOK_VERIFY_TOKEN": "global-verify"}, nil)
 	get := func(q string) (int, string) {
 		res, err := http.Get(f.Server.URL + "/api/webhook?" + q)
@@ -45,6 +46,7 @@ func TestVerificationHandshake(t *testing.T) {
 // once, and fires message.incoming (and contact.created) to a receiver with a
 // valid signature.
 func TestIncomingMessageCreatesContactAndFiresSignedWebhook(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	rcv := apptest.NewReceiver(t)
@@ -132,6 +134,7 @@ func textWebhook(phoneID, from, wamid, text string) []byte {
 }
 
 func TestForgedOrUnsignedWebhooksAreRejectedAndStoreNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	body := textWebhook(f.PhoneNumberID(), "15559990000", "wamid.forged1", "give me money")
 	if code := signedPost(t, f.Server.URL, "", body); code != 401 {
@@ -177,6 +180,7 @@ func TestForgedOrUnsignedWebhooksAreRejectedAndStoreNothing(t *testing.T) {
 }
 
 func TestRedeliveredWebhookStoresNothingTwice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	for i := 0; i < 3; i++ {
@@ -206,6 +210,7 @@ func TestRedeliveredWebhookStoresNothingTwice(t *testing.T) {
 // concurrent tasks race for them, are applied in the order they arrived;
 // media and interactive replies are stored with their content.
 func TestContactMessagesAppliedInOrderAndEveryTypeStored(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	for i := 0; i < 25; i++ {
@@ -251,6 +256,7 @@ func TestContactMessagesAppliedInOrderAndEveryTypeStored(t *testing.T) {
 
 // A status for a message we never sent is logged; the batch goes on.
 func TestStatusForUnknownMessageDoesNotFailTheBatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	body := []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{
@@ -261,14 +267,22 @@ func TestStatusForUnknownMessageDoesNotFailTheBatch(t *testing.T) {
 	if code := signedPost(t, f.Server.URL, f.AppSecret, body); code != 200 {
 		t.Fatal(code)
 	}
-	apptest.Eventually(t, 10*time.Second, "the message", func() bool {
-		var n int64
+	// The message and the statuses are two events, applied by two tasks:
+	// wait for both, then check that neither failed.
+	apptest.Eventually(t, 10*time.Second, "the message and the status applied", func() bool {
+		var n, pending int64
 		f.DB.Model(&models.Message{}).Where("platform_message_id = 'wamid.real'").Count(&n)
-		return n == 1
+		f.DB.Model(&models.InboundEvent{}).Where("processed_at IS NULL").Count(&pending)
+		return n == 1 && pending == 0
 	})
-	var ev models.InboundEvent
-	f.DB.Take(&ev)
-	if ev.ProcessedAt == nil || ev.Attempts != 0 || ev.LastError != "" {
-		t.Fatalf("event %+v", ev)
+	var events []models.InboundEvent
+	f.DB.Order("id").Find(&events)
+	if len(events) != 2 {
+		t.Fatalf("%d events, want the message's and the status's", len(events))
+	}
+	for _, ev := range events {
+		if ev.ProcessedAt == nil || ev.Attempts != 0 || ev.LastError != "" {
+			t.Fatalf("event %+v", ev)
+		}
 	}
 }

@@ -25,6 +25,7 @@ type sentAnswer struct {
 // A text sent through the API reaches the provider with the right JSON and
 // is moved to read by the provider's status webhooks.
 func TestTextMessageReachesProviderAndStatusesMoveItToRead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550006666", "Dee", "hi")
@@ -69,6 +70,7 @@ func TestTextMessageReachesProviderAndStatusesMoveItToRead(t *testing.T) {
 // Statuses arriving twice or out of order only move a message forward, and
 // a read without a delivered counts as both.
 func TestStatusesOnlyMoveForward(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, func(c *platformsim.Config) { c.SentAfter, c.DeliveredAfter, c.ReadAfter = -1, -1, -1 })
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550007777", "Ed", "hi")
@@ -93,6 +95,7 @@ func TestStatusesOnlyMoveForward(t *testing.T) {
 }
 
 func TestFailedStatusKeepsTheProviderError(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, func(c *platformsim.Config) { c.FailRecipients = map[string]int{"15550008888": 131026} })
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550008888", "Flo", "hi")
@@ -109,6 +112,7 @@ func TestFailedStatusKeepsTheProviderError(t *testing.T) {
 }
 
 func TestFreeFormMessagesNeedTheServiceWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	var c struct{ ID string }
 	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+1 555 000 9999", "name": "New"}, f.admin.Auth()).Expect(t, 201).Into(t, &c)
@@ -130,6 +134,7 @@ func TestFreeFormMessagesNeedTheServiceWindow(t *testing.T) {
 }
 
 func TestInteractiveMessages(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550001212", "Gil", "hi")
@@ -220,6 +225,7 @@ func mediaServer(t *testing.T) *httptest.Server {
 }
 
 func TestMediaMessagesAreCheckedBeforeSending(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550001313", "Hal", "hi")
@@ -272,6 +278,7 @@ func TestMediaMessagesAreCheckedBeforeSending(t *testing.T) {
 
 // Media links to internal addresses are refused unless OUTBOUND_ALLOW_PRIVATE.
 func TestMediaLinksToInternalAddressesAreRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"OUTBOUND_ALLOW_PRIVATE": "false"}, nil)
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550001414", "Ida", "hi")
@@ -285,6 +292,7 @@ func TestMediaLinksToInternalAddressesAreRefused(t *testing.T) {
 }
 
 func TestTemplateSendsAreQueuedForAPIKeysAndSentByTheWorker(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	tmpl := f.SeedTemplate(f.orgID, f.accountID, "order_ready", "Hi {{1}}, order {{2}} is ready", false)
 	var key struct{ Key string }
@@ -369,6 +377,7 @@ func TestTemplateSendsAreQueuedForAPIKeysAndSentByTheWorker(t *testing.T) {
 }
 
 func TestNamedTemplateParameters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	f.SeedTemplate(f.orgID, f.accountID, "welcome", "Welcome {{first_name}} to {{city}}", true)
@@ -390,6 +399,7 @@ func TestNamedTemplateParameters(t *testing.T) {
 }
 
 func TestMarkRead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550004040", "Lu", "read me")
@@ -407,6 +417,7 @@ func TestMarkRead(t *testing.T) {
 }
 
 func TestMessageListCursors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	for i := 0; i < 7; i++ {

@@ -33,6 +33,7 @@ func closedAddr(t *testing.T) string {
 // allowed" or "could not be reached", never the connection's error, which
 // names the internal address a URL led to.
 func TestWebhookErrorsDoNotRevealAddresses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil) // OUTBOUND_ALLOW_PRIVATE: local test servers are reachable
 	a := f.admin.Auth()
 	dead := closedAddr(t)
@@ -64,6 +65,7 @@ func TestWebhookErrorsDoNotRevealAddresses(t *testing.T) {
 
 // A media link is answered the same way.
 func TestMediaLinkErrorsDoNotRevealAddresses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	contact := f.contactFromIncoming(t, "15550001515", "Uma", "hi")

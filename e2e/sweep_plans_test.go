@@ -67,6 +67,7 @@ func (n planNode) walk(f func(planNode)) {
 // choice on a small test table does not matter: a statement with no usable
 // index would still show a Seq Scan (or another index).
 func TestSweepsUseTheirIndexes(t *testing.T) {
+	t.Parallel()
 	e := apptest.New(t, nil)
 	ctx := context.Background()
 	srv := e.API.Services

@@ -27,6 +27,7 @@ type templateOut struct {
 func body(text string) map[string]any { return map[string]any{"type": "BODY", "text": text} }
 
 func TestTemplateValidationStoresAndSubmitsNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	base := func() map[string]any {
 		return map[string]any{"account_id": f.accountID, "name": "order_update", "language": "en_US", "category": "UTILITY",
@@ -80,6 +81,7 @@ func TestTemplateValidationStoresAndSubmitsNothing(t *testing.T) {
 }
 
 func TestTemplateLifecycleWithTheProvider(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, func(c *platformsim.Config) { c.TemplateApprovalDelay = 300 * time.Millisecond })
 	f.StartWorker()
 	create := func(name, format string, comps []any, samples []any) templateOut {
@@ -179,6 +181,7 @@ func TestTemplateLifecycleWithTheProvider(t *testing.T) {
 }
 
 func TestTemplateSyncReadsEveryPage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, func(c *platformsim.Config) { c.TemplateApprovalDelay = 10 * time.Millisecond })
 	f.StartWorker()
 	client := platform.New(f.SimServer.URL, "", nil)

@@ -15,6 +15,7 @@ import (
 
 // Every messaging resource of organization A is a 404 to organization B.
 func TestTenantIsolationOfMessagingResources(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	a := f.admin.Auth()
 

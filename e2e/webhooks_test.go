@@ -24,6 +24,7 @@ type webhookOut struct {
 }
 
 func TestWebhookCRUDAndValidation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"OUTBOUND_ALLOW_PRIVATE": "false"}, nil)
 	a := f.admin.Auth()
 	var list struct {
@@ -90,6 +91,7 @@ func TestWebhookCRUDAndValidation(t *testing.T) {
 }
 
 func TestWebhookTestEndpointIsSynchronousAndLogged(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	rcv := apptest.NewReceiver(t)
 	var w webhookOut
@@ -140,6 +142,8 @@ func TestWebhookTestEndpointIsSynchronousAndLogged(t *testing.T) {
 
 // A failing endpoint is tried 3 times, about 2 s and 4 s apart; an endpoint
 // that recovers gets the event; one that does not is given up on.
+//
+// Not parallel: it measures the gaps between attempts.
 func TestWebhookRetriesWithBackoffThenDrops(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
@@ -181,6 +185,8 @@ func TestWebhookRetriesWithBackoffThenDrops(t *testing.T) {
 }
 
 // At most 10 webhooks are delivered to at once for one event.
+//
+// Not parallel: it measures concurrent deliveries.
 func TestWebhookDispatchConcurrencyIsBounded(t *testing.T) {
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
@@ -200,6 +206,7 @@ func TestWebhookDispatchConcurrencyIsBounded(t *testing.T) {
 // Agent sends fire message.sent and message.outgoing; API-key sends only
 // message.outgoing.
 func TestMessageSentAndOutgoingEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil, nil)
 	f.StartWorker()
 	f.SeedTemplate(f.orgID, f.accountID, "ping", "Ping", false)

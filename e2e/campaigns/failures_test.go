@@ -51,6 +51,7 @@ func (f *fixture) expectEachOnce(n int) {
 // reason, disconnects the account and fails no recipient; after the admin
 // connects a working token, resuming sends the rest, each exactly once.
 func TestInvalidTokenPausesTheCampaignAndResumeContinues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_1K", nil, noCap)
 	f.StartWorker()
 	c := f.campaign(40, nil)
@@ -95,6 +96,7 @@ func TestInvalidTokenPausesTheCampaignAndResumeContinues(t *testing.T) {
 // account; a paused or disabled template stops the campaign but not the
 // account. Nobody fails, and resuming after the fix completes the campaign.
 func TestAccountAndTemplateProblemsPauseWithoutFailingRecipients(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		code    int
@@ -106,6 +108,7 @@ func TestAccountAndTemplateProblemsPauseWithoutFailingRecipients(t *testing.T) {
 		{"template paused", 132015, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, "TIER_1K", nil, noCap)
 			f.StartWorker()
 			c := f.campaign(30, nil)
@@ -162,6 +165,7 @@ func (f *fixture) recipients(id, status string) []recipientOut {
 // four failing with provider trouble, nobody fails, and the attempts add up
 // to exactly the failures the provider answered.
 func TestThrottlesAreNotAttempts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", nil, func(c *platformsim.Config) { c.ThroughputPerSecond = 3; c.ErrorRate = 0.25 })
 	f.StartWorker()
 	c := f.campaign(20, nil)
@@ -193,6 +197,7 @@ func TestThrottlesAreNotAttempts(t *testing.T) {
 // Provider trouble on every send fails a recipient after exactly 5 attempts,
 // with the provider's error.
 func TestRecipientFailsAfterFiveProviderFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", nil, func(c *platformsim.Config) { noCap(c); c.ErrorRate = 1 })
 	f.StartWorker()
 	c := f.campaign(2, nil)
@@ -216,6 +221,7 @@ func TestRecipientFailsAfterFiveProviderFailures(t *testing.T) {
 // the campaign sends, it requeues them and answers how many; a completed
 // campaign becomes paused so that resuming sends them.
 func TestResendUnknownRecipients(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"CAMPAIGN_SENDING_TIMEOUT": "1s"}, noCap)
 	f.StartWorker()
 	f.StartScheduler()

@@ -29,9 +29,18 @@ type fixture struct {
 	lastCampaign string
 }
 
+// systems bounds the campaign systems of this package running at once.
+// Each holds up to about 20 PostgreSQL connections (two pools, and more
+// while the simulator's status webhooks pour in), and the test server's
+// max_connections (100) is shared with the other packages running at the
+// same time: parallel tests wait here for a slot.
+var systems = make(chan struct{}, 2)
+
 // newFixture: a connected account with the given tier and an approved
 // template "order_update" with two placeholders.
 func newFixture(t *testing.T, tier string, overrides map[string]string, sim func(*platformsim.Config)) *fixture {
+	systems <- struct{}{}
+	t.Cleanup(func() { <-systems }) // after the system's own cleanups
 	env := map[string]string{"CAMPAIGN_COUNTER_INTERVAL": "1s", "CAMPAIGN_SWEEP_INTERVAL": "1s"}
 	for k, v := range overrides {
 		env[k] = v

@@ -17,6 +17,9 @@ func noCap(c *platformsim.Config) { c.ThroughputPerSecond = -1 }
 
 // A 1,000-recipient campaign sends exactly 1,000 messages, and its counters
 // match what the provider reported.
+//
+// Not parallel: its thousand sends and their status webhooks keep about 45
+// PostgreSQL connections busy, the most of any test.
 func TestThousandRecipientsExactlyOnceCountersMatchTheProvider(t *testing.T) {
 	failing := map[string]int{}
 	for i := 0; i < 5; i++ {
@@ -109,6 +112,7 @@ func TestThousandRecipientsExactlyOnceCountersMatchTheProvider(t *testing.T) {
 }
 
 func TestCampaignValidationAndStateMachine(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_1K", nil, nil)
 	a := f.Admin.Auth()
 	f.Do("POST", "/api/campaigns", map[string]any{"name": "x"}, a).Expect(t, 400)
@@ -202,6 +206,8 @@ func TestCampaignValidationAndStateMachine(t *testing.T) {
 
 // Pause stops sending within a second; resume continues where it stopped;
 // cancel stops for good; nobody gets two messages.
+//
+// Not parallel: it measures how soon a pause stops the sends.
 func TestPauseResumeCancel(t *testing.T) {
 	f := newFixture(t, "TIER_1K", nil, noCap)
 	f.StartWorker()
@@ -244,6 +250,7 @@ func TestPauseResumeCancel(t *testing.T) {
 // The provider's throughput cap answers 130429: recipients are retried later
 // and never counted as failed.
 func TestThroughputCapBacksOffWithoutFailing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", nil, func(c *platformsim.Config) { c.ThroughputPerSecond = 5 })
 	f.StartWorker()
 	c := f.campaign(30, nil)
@@ -271,6 +278,7 @@ func TestThroughputCapBacksOffWithoutFailing(t *testing.T) {
 // Statuses arriving twice, out of order, or a read without a delivered:
 // counters follow exactly.
 func TestCountersFollowStatusesExactly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", nil, func(c *platformsim.Config) { noCap(c); c.SentAfter, c.DeliveredAfter, c.ReadAfter = -1, -1, -1 })
 	f.StartWorker()
 	c := f.campaign(6, nil)
@@ -308,6 +316,7 @@ func TestCountersFollowStatusesExactly(t *testing.T) {
 }
 
 func TestRecipientWithoutAMappedValueFailsWithoutASend(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", nil, noCap)
 	f.StartWorker()
 	c := f.campaign(3, nil)
@@ -335,6 +344,7 @@ func TestRecipientWithoutAMappedValueFailsWithoutASend(t *testing.T) {
 
 // Progress is observable live, by polling or as server-sent events.
 func TestProgressEndpointAndStream(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_1K", nil, noCap)
 	f.StartWorker()
 	c := f.campaign(20, nil)

@@ -12,6 +12,8 @@ import (
 
 // A scheduled campaign starts within a second or two of its time, exactly
 // once, with two scheduler replicas running.
+//
+// Not parallel: it measures when the campaign starts.
 func TestScheduledCampaignStartsOnceWithTwoSchedulers(t *testing.T) {
 	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"SCHEDULER_LEADER_TTL": "1s"}, noCap)
 	f.StartWorker()
@@ -49,6 +51,8 @@ func TestScheduledCampaignStartsOnceWithTwoSchedulers(t *testing.T) {
 
 // Two worker processes on a TIER_1K account together send at 10 msg/s, not
 // 20: the pace is kept in Redis.
+//
+// Not parallel: it measures a rate.
 func TestTwoWorkerProcessesShareTheTierRate(t *testing.T) {
 	f := newFixture(t, "TIER_1K", nil, noCap)
 	f.StartWorkerProcess(nil)
@@ -89,6 +93,8 @@ func TestTwoWorkerProcessesShareTheTierRate(t *testing.T) {
 
 // Killing a worker process mid-campaign (SIGKILL, no cleanup) and starting
 // another still gives every recipient exactly one message.
+//
+// Not parallel: it kills a worker process.
 func TestKilledWorkerMidCampaignSendsEachRecipientOnce(t *testing.T) {
 	f := newFixture(t, "TIER_10K", map[string]string{"CAMPAIGN_SENDING_TIMEOUT": "3s", "CAMPAIGN_STALL_AFTER": "3s"}, noCap)
 	first := f.StartWorkerProcess(nil)

@@ -13,6 +13,8 @@ import (
 // database is back, recipients claimed while it went away are sent, the
 // lanes carry on by themselves, and nobody is left unknown (the sweep would
 // call a recipient stuck in sending unknown after 10 s here).
+//
+// Not parallel: it restarts PostgreSQL.
 func TestDatabaseRestartMidCampaign(t *testing.T) {
 	pg := testenv.PrivatePostgres(t)
 	const n = 3000

@@ -18,6 +18,7 @@ import (
 // it unknown with a reason, and a provider status carrying its id (the
 // message was accepted after all) settles it.
 func TestUnknownOutcomeIsSurfacedThenSettledByTheProvider(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"CAMPAIGN_SENDING_TIMEOUT": "1s"}, noCap)
 	f.StartWorker()
 	f.StartScheduler()
@@ -82,6 +83,7 @@ func TestUnknownOutcomeIsSurfacedThenSettledByTheProvider(t *testing.T) {
 
 // The tier that paces campaigns comes from the provider unless overridden.
 func TestMessagingTierOverride(t *testing.T) {
+	t.Parallel()
 	f := apptest.NewFixture(t, nil, nil)
 	type detail struct {
 		MessagingLimit        string `json:"messaging_limit"`
@@ -106,6 +108,8 @@ func TestMessagingTierOverride(t *testing.T) {
 
 // A campaign that keeps every lane busy does not delay inbound processing:
 // lanes run in a pool of their own.
+//
+// Not parallel: it measures a latency.
 func TestBusyCampaignDoesNotDelayInboundProcessing(t *testing.T) {
 	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"CAMPAIGN_LANES": "16", "CAMPAIGN_CONCURRENCY": "16", "WORKER_CONCURRENCY": "4"},
 		func(c *platformsim.Config) { noCap(c); c.Latency = 200 * time.Millisecond })

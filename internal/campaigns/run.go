@@ -216,16 +216,14 @@ func (s *Service) stillRunning(ctx context.Context, orgID, id uuid.UUID, generat
 }
 
 // autoPause pauses a sending campaign that cannot go on, with the reason for
-// the admin; an account problem also marks the account disconnected.
+// the admin; an account problem also marks the account disconnected. The
+// campaign is paused first: another lane that found the account
+// disconnected before the pause would pause it with a reason that hides the
+// provider's.
 func (s *Service) autoPause(ctx context.Context, r *run, reason string, account bool) {
 	c := r.campaign
 	s.runs.Delete(c.ID)
 	ctx = context.WithoutCancel(ctx)
-	if account && c.AccountID != nil {
-		if err := s.accounts.Disconnect(ctx, c.OrganizationID, *c.AccountID, reason); err != nil {
-			s.log.Error("cannot mark the campaign's account disconnected", "account_id", c.AccountID, "error", err)
-		}
-	}
 	_, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignSending}, "pause",
 		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(reason, 500)})
 	switch {
@@ -233,5 +231,10 @@ func (s *Service) autoPause(ctx context.Context, r *run, reason string, account 
 		s.log.Warn("campaign paused", "campaign_id", c.ID, "reason", reason)
 	case !apperr.Is(err, apperr.Conflict): // a conflict: another lane paused it first
 		s.log.Error("cannot pause the campaign", "campaign_id", c.ID, "error", err)
+	}
+	if account && c.AccountID != nil {
+		if err := s.accounts.Disconnect(ctx, c.OrganizationID, *c.AccountID, reason); err != nil {
+			s.log.Error("cannot mark the campaign's account disconnected", "account_id", c.AccountID, "error", err)
+		}
 	}
 }

@@ -3,10 +3,11 @@
 //
 // PostgreSQL: the migrations are applied once to a template database named
 // after a hash of the migration files; each test gets a fresh copy (CREATE
-// DATABASE ... TEMPLATE), dropped when the test ends. Redis: each test binary
-// leases one of the numbered Redis databases 1-15 (packages run in parallel)
-// and each test starts with it flushed; tests that use Redis therefore do not
-// call t.Parallel.
+// DATABASE ... TEMPLATE), dropped when the test ends; DB opens one. Redis:
+// each test that asks leases one of the numbered Redis databases 1-15 for
+// itself, flushed, until it ends (test binaries of several packages share
+// the pool; a test waits while all are taken). Every test thus owns its
+// databases and may call t.Parallel.
 //
 // TEST_DATABASE_URL and TEST_REDIS_URL point at the servers (defaults: the
 // local ones with trust authentication).
@@ -30,6 +31,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
 
 	"wharf/internal/database"
 	"wharf/migrations"
@@ -177,6 +179,18 @@ func DatabaseURL(t testing.TB) string {
 	return withDB(DatabaseServerURL(), name)
 }
 
+// DB opens a fresh, migrated database of this test's own (see DatabaseURL),
+// closed and dropped when the test ends.
+func DB(t testing.TB) *gorm.DB {
+	t.Helper()
+	db, err := database.Open(context.Background(), DatabaseURL(t), Quiet())
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(func() { database.Close(db) })
+	return db
+}
+
 // EmptyDatabaseURL returns the URL of a database that does not exist yet (for
 // tests of creation and migration); it is dropped after the test.
 func EmptyDatabaseURL(t testing.TB) string {
@@ -199,65 +213,133 @@ func DropDatabase(t testing.TB, name string) {
 	}
 }
 
-var (
-	redisOnce sync.Once
-	redisDB   int
-	redisErr  error
-)
+// leasePrefix names the lease keys in Redis database 0: one key per
+// numbered database, holding the pid of the test binary that uses it. Test
+// binaries of other checkouts share the pool, so the format stays a bare pid.
+const leasePrefix = "wharf:testlease:"
 
-// leaseRedisDB claims one of databases 1-15 for this process. A lease whose
-// holder process is gone is taken over.
-func leaseRedisDB() (int, error) {
-	redisOnce.Do(func() {
-		opts, err := redis.ParseURL(redisServerURL())
+// leaseWait is how long a test waits for a free Redis database before it
+// fails: every database is held by a running test, and each is released when
+// its test ends.
+const leaseWait = 10 * time.Minute
+
+// leases are the Redis databases this process holds, by test. A database
+// leased under this process's pid but not in held belongs to an earlier
+// process that had the same pid, and is taken over.
+var leases = struct {
+	sync.Mutex
+	held   map[int]bool
+	byTest map[testing.TB]int
+}{held: map[int]bool{}, byTest: map[testing.TB]int{}}
+
+// takeOverLease replaces a stale lease, only if it is still the one seen.
+var takeOverLease = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then redis.call("SET", KEYS[1], ARGV[2], "EX", 3600) return 1 end return 0`)
+
+// releaseLease deletes a lease only while it still holds our pid.
+var releaseLease = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+// leaseRedisDB claims one of databases 1-15 for test t until it ends,
+// waiting while all are taken. A lease whose holder process is gone (a
+// test binary that crashed or was killed) is taken over.
+func leaseRedisDB(t testing.TB) (int, error) {
+	opts, err := redis.ParseURL(redisServerURL())
+	if err != nil {
+		return 0, err
+	}
+	opts.DB = 0
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx := context.Background()
+	pid := strconv.Itoa(os.Getpid())
+	for deadline := time.Now().Add(leaseWait); ; time.Sleep(50 * time.Millisecond) {
+		leases.Lock()
+		db, err := tryLease(ctx, rdb, pid)
+		if db > 0 {
+			leases.byTest[t] = db
+		}
+		leases.Unlock()
 		if err != nil {
-			redisErr = err
-			return
+			return 0, fmt.Errorf("test redis (TEST_REDIS_URL): %w", err)
 		}
-		opts.DB = 0
-		rdb := redis.NewClient(opts)
-		defer rdb.Close()
-		ctx := context.Background()
-		pid := strconv.Itoa(os.Getpid())
-		for attempt := 0; attempt < 600; attempt++ {
-			for db := 1; db <= 15; db++ {
-				key := "wharf:testlease:" + strconv.Itoa(db)
-				ok, err := rdb.SetNX(ctx, key, pid, time.Hour).Result()
-				if err != nil {
-					redisErr = fmt.Errorf("test redis (TEST_REDIS_URL): %w", err)
-					return
-				}
-				if !ok {
-					holder, _ := strconv.Atoi(rdb.Get(ctx, key).Val())
-					if holder > 0 && syscall.Kill(holder, 0) == nil {
-						continue
-					}
-					if rdb.Set(ctx, key, pid, time.Hour).Err() != nil {
-						continue
-					}
-				}
-				redisDB = db
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
+		if db > 0 {
+			t.Cleanup(func() { releaseRedisDB(t, db, opts, pid) })
+			return db, nil
 		}
-		redisErr = fmt.Errorf("no free redis database for tests")
-	})
-	return redisDB, redisErr
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("no free redis database for tests after %s: databases 1-15 are all leased", leaseWait)
+		}
+	}
 }
 
-// RedisURL returns the URL of this test binary's Redis database, flushed.
+func releaseRedisDB(t testing.TB, db int, opts *redis.Options, pid string) {
+	leases.Lock()
+	defer leases.Unlock()
+	delete(leases.byTest, t)
+	delete(leases.held, db)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	if err := releaseLease.Run(context.Background(), rdb, []string{leasePrefix + strconv.Itoa(db)}, pid).Err(); err != nil {
+		t.Logf("testenv: release redis database %d: %v", db, err)
+	}
+}
+
+// tryLease takes the first free database and returns it (0: none free). It
+// runs with leases locked.
+func tryLease(ctx context.Context, rdb *redis.Client, pid string) (int, error) {
+	for db := 1; db <= 15; db++ {
+		if leases.held[db] {
+			continue
+		}
+		key := leasePrefix + strconv.Itoa(db)
+		ok, err := rdb.SetNX(ctx, key, pid, time.Hour).Result()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			stale := rdb.Get(ctx, key).Val()
+			holder, _ := strconv.Atoi(stale)
+			if holder > 0 && holder != os.Getpid() && syscall.Kill(holder, 0) == nil {
+				continue // a live test binary holds it
+			}
+			// The holder is gone, or was an earlier process with our pid:
+			// take the lease over, unless another process just did.
+			took, err := takeOverLease.Run(ctx, rdb, []string{key}, stale, pid).Int()
+			if err != nil {
+				return 0, err
+			}
+			if took == 0 {
+				continue
+			}
+		}
+		leases.held[db] = true
+		return db, nil
+	}
+	return 0, nil
+}
+
+// RedisURL returns the URL of a Redis database of this test's own, flushed
+// when the test first asks for it and released when the test ends. Tests
+// may therefore run in parallel (t.Parallel) with Redis; asking again in the
+// same test returns the same database, as it is.
 func RedisURL(t testing.TB) string {
 	t.Helper()
-	db, err := leaseRedisDB()
-	if err != nil {
-		t.Fatalf("testenv: %v", err)
+	leases.Lock()
+	db, ok := leases.byTest[t]
+	leases.Unlock()
+	if !ok {
+		var err error
+		if db, err = leaseRedisDB(t); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
 	}
 	u, err := url.Parse(redisServerURL())
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	u.Path = "/" + strconv.Itoa(db)
+	if ok {
+		return u.String()
+	}
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		t.Fatalf("testenv: %v", err)

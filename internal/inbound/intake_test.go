@@ -1,0 +1,128 @@
+package inbound_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"wharf/internal/apperr"
+	"wharf/internal/inbound"
+	"wharf/internal/testenv"
+	"wharf/internal/testfactory"
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// Intake stores a provider webhook only once verified, for the verified
+// owner of the number it names, split per contact.
+func TestIntake(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	type testBundle struct {
+		f       *testfactory.Factory
+		org     *testfactory.Org
+		account models.PlatformAccount
+		queue   *testenv.Queue
+	}
+	setup := func(t *testing.T) (*inbound.Service, *testBundle) {
+		t.Helper()
+		f := testfactory.New(t, testenv.DB(t))
+		svc, q := newService(t, f, &messages{name: "messages"})
+		org := f.Org()
+		return svc, &testBundle{f: f, org: org, account: f.Account(org.ID), queue: q}
+	}
+	sample := func(acc models.PlatformAccount) []byte {
+		return webhookBody(acc.BusinessAccountID, acc.PhoneNumberID,
+			[]message{{"wamid.1", "15550001111", "hi"}, {"wamid.2", "15550002222", "hello"}, {"wamid.3", "15550001111", "again"}},
+			[]status{{"wamid.out", "delivered", ""}})
+	}
+
+	t.Run("UnsignedOrForgedWebhooksStoreNothing", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		body := sample(bundle.account)
+		for _, sig := range []string{"", "sha256=xyz", "sha1=" + strings.Repeat("a", 40)} {
+			_, err := svc.Intake(ctx, "203.0.113.1", sig, strings.NewReader(string(body)))
+			testfactory.WantError(t, err, apperr.Unauthorized, "missing or malformed")
+		}
+		_, err := intake(svc, "203.0.113.1", "wrong-secret", body)
+		testfactory.WantError(t, err, apperr.Unauthorized, "invalid webhook signature")
+		if n := bundle.f.Count("inbound_events", ""); n != 0 {
+			t.Errorf("%d events stored", n)
+		}
+		if got := bundle.queue.TaskTypes(t); len(got) != 0 {
+			t.Errorf("queued %v", got)
+		}
+	})
+
+	t.Run("AVerifiedWebhookIsStoredPerContactWithItsStatusesApart", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		n, err := intake(svc, "203.0.113.1", globalSecret, sample(bundle.account))
+		if err != nil || n != 3 {
+			t.Fatalf("intake: %d events, %v; want two contacts and the statuses", n, err)
+		}
+		for key, want := range map[string]int64{"15550001111": 1, "15550002222": 1} {
+			if got := bundle.f.Count("inbound_events", "contact_key = ? AND kind = ? AND account_id = ? AND organization_id = ?",
+				key, inbound.EventMessages, bundle.account.ID, bundle.org.ID); got != want {
+				t.Errorf("contact %s: %d events", key, got)
+			}
+		}
+		if got := bundle.f.Count("inbound_events", "kind = ? AND contact_key = ''", inbound.EventStatuses); got != 1 {
+			t.Errorf("%d status events", got)
+		}
+		if got := bundle.queue.TaskTypes(t); got[jobs.TypeInboundProcess] != 2 || got[jobs.TypeInboundStatuses] != 1 {
+			t.Errorf("queued %v: want one process task per contact and one for the statuses", got)
+		}
+	})
+
+	t.Run("OnlyTheVerifiedOwnerOfTheNumberReceivesIt", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		claim := bundle.f.Account(bundle.f.Org().ID, func(a *models.PlatformAccount) { a.VerifiedAt, a.Status = nil, models.AccountPending })
+		for name, acc := range map[string]models.PlatformAccount{"an unverified claim": claim,
+			"an unknown number": {PhoneNumberID: "999", BusinessAccountID: "998"}} {
+			if n, err := intake(svc, "203.0.113.1", globalSecret, sample(acc)); err != nil || n != 0 {
+				t.Errorf("%s: %d events, %v; want none stored", name, n, err)
+			}
+		}
+		if n := bundle.f.Count("inbound_events", ""); n != 0 {
+			t.Errorf("%d events stored", n)
+		}
+	})
+
+	t.Run("AnOrganizationsOwnAppSecretVerifiesOnlyItsOwnNumbers", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		enc, err := bundle.f.Box.SealString("org-secret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		withSecret := bundle.f.Org(func(o *models.Organization) { o.ProviderAppSecretEnc = enc })
+		own := bundle.f.Account(withSecret.ID)
+		if n, err := intake(svc, "203.0.113.1", "org-secret", sample(own)); err != nil || n != 3 {
+			t.Fatalf("own secret, own number: %d, %v", n, err)
+		}
+		_, err = intake(svc, "203.0.113.1", "org-secret", sample(bundle.account))
+		testfactory.WantError(t, err, apperr.Unauthorized, "invalid webhook signature")
+		if n := bundle.f.Count("inbound_events", "account_id = ?", bundle.account.ID); n != 0 {
+			t.Errorf("%d events stored for a number the secret does not belong to", n)
+		}
+	})
+
+	t.Run("RefusalsFromOneAddressAreLimited", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		body := sample(bundle.account)
+		for range 30 {
+			_, err := intake(svc, "203.0.113.7", "wrong-secret", body)
+			testfactory.WantError(t, err, apperr.Unauthorized, "invalid webhook signature")
+		}
+		_, err := intake(svc, "203.0.113.7", globalSecret, body)
+		testfactory.WantError(t, err, apperr.TooMany, "too many refused webhooks from this address")
+		if n, err := intake(svc, "203.0.113.8", globalSecret, body); err != nil || n != 3 {
+			t.Errorf("another address: %d, %v", n, err)
+		}
+	})
+}
