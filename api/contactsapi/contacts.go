@@ -27,7 +27,7 @@ func (h *Handlers) list(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	rows, total, err := h.contacts.List(ctx, org, c.Query("search"), accountID, pg)
+	rows, total, err := h.contacts.List(ctx, org, contacts.Filter{Search: c.Query("search"), AccountID: accountID}, pg)
 	if err != nil {
 		web.Fail(c, err)
 		return
@@ -36,7 +36,8 @@ func (h *Handlers) list(c *gin.Context) {
 	for i, v := range rows {
 		items[i] = toContactResp(m, v)
 	}
-	web.OK(c, contactPage{Items: items, Total: total, Page: pg.Page, Limit: pg.Limit, TotalPages: pg.TotalPages(total)})
+	web.OK(c, contactPage{Items: items, Total: total.N, TotalIsEstimate: total.Estimate, Page: pg.Page, Limit: pg.Limit,
+		TotalPages: pg.TotalPages(total.N)})
 }
 
 // answer renders one contact, masked as the organization wants.

@@ -51,6 +51,9 @@ type contactPage struct {
 	Page       int           `json:"page"`
 	Limit      int           `json:"limit"`
 	TotalPages int           `json:"total_pages"`
+	// TotalIsEstimate is set when a search matches more than 10,000
+	// contacts: total is then the database's estimate, not a count.
+	TotalIsEstimate bool `json:"total_is_estimate"`
 }
 
 type contactRequest struct {

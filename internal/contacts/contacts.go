@@ -14,7 +14,6 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
-	"wharf/internal/paging"
 	"wharf/internal/phone"
 	"wharf/internal/tenant"
 	"wharf/internal/webhooks"
@@ -23,39 +22,21 @@ import (
 
 // Service manages contacts and tags.
 type Service struct {
-	db       *gorm.DB
-	webhooks *webhooks.Service
-	now      func() time.Time
+	db        *gorm.DB
+	webhooks  *webhooks.Service
+	now       func() time.Time
+	positions *positions
 }
 
 // NewService wires the contacts domain.
 func NewService(db *gorm.DB, wh *webhooks.Service) *Service {
-	return &Service{db: db, webhooks: wh, now: func() time.Time { return time.Now().UTC() }}
+	return &Service{db: db, webhooks: wh, now: func() time.Time { return time.Now().UTC() }, positions: newPositions()}
 }
 
 // View is a contact with its tag names.
 type View struct {
 	models.Contact
 	Tags []string
-}
-
-// List returns a page of contacts, most recently active first. search
-// matches the name, profile name or phone number.
-func (s *Service) List(ctx context.Context, orgID uuid.UUID, search string, accountID *uuid.UUID, pg paging.Params) ([]View, int64, error) {
-	q := s.db.WithContext(ctx).Model(&models.Contact{}).Scopes(tenant.Scope(orgID))
-	if search = strings.TrimSpace(search); search != "" {
-		p := paging.Contains(search)
-		q = q.Where("name ILIKE ? OR profile_name ILIKE ? OR phone_number ILIKE ?", p, p, p)
-	}
-	if accountID != nil {
-		q = q.Where("account_id = ?", *accountID)
-	}
-	rows, total, err := paging.Find[models.Contact](q, pg, "last_message_at DESC NULLS LAST, created_at DESC, id")
-	if err != nil {
-		return nil, 0, err
-	}
-	views, err := s.withTags(ctx, rows)
-	return views, total, err
 }
 
 func (s *Service) withTags(ctx context.Context, rows []models.Contact) ([]View, error) {

@@ -1,0 +1,118 @@
+package contacts
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/paging"
+	"wharf/models"
+)
+
+// Filter narrows a contact list.
+type Filter struct {
+	Search    string     // matches the name, profile name or phone number anywhere
+	AccountID *uuid.UUID // contacts of one account
+}
+
+// Total is a list's number of rows. Estimate is set when counting exactly
+// would cost more than the page (a search matching more than countCap
+// contacts): N is then the planner's estimate.
+type Total struct {
+	N        int64
+	Estimate bool
+}
+
+// Sizes that decide how a list is served.
+const (
+	// countCap bounds the rows a search's total counts exactly.
+	countCap = 10_000
+	// shallowRows: pages that start within the first shallowRows rows are
+	// read with OFFSET (the index walk is short); deeper ones start from a
+	// remembered position (positions.go).
+	shallowRows = 2_000
+)
+
+// listOrder is the list's order, most recently active first; list_at is
+// last_message_at, or -infinity for contacts without messages (last).
+const listOrder = "list_at DESC, created_at DESC, id DESC"
+
+// List returns a page of contacts, most recently active first.
+//
+// At a million contacts an organization's list must stay fast: the total of
+// an unfiltered list (or one account's) is read from maintained counts
+// (contact_counts, kept by a trigger), a search uses the trigram index and
+// counts its matches up to countCap, and a page deep in the list starts from
+// a remembered position instead of walking past every row before it.
+func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging.Params) ([]View, Total, error) {
+	db := s.db.WithContext(ctx)
+	q := db.Model(&models.Contact{}).Where("organization_id = ?", orgID)
+	if f.AccountID != nil {
+		q = q.Where("account_id = ?", *f.AccountID)
+	}
+	search := strings.TrimSpace(f.Search)
+	offset := pg.Offset()
+	var rows []models.Contact
+	var total Total
+	var err error
+	if search != "" {
+		// A search reads its page first: most searches (a number, a name)
+		// match fewer contacts than a page, and then the page is the count.
+		p := paging.Contains(search)
+		q = q.Where("(name ILIKE ? OR profile_name ILIKE ? OR phone_number ILIKE ?)", p, p, p)
+		if err = q.Session(&gorm.Session{}).Order(listOrder).Limit(pg.Limit).Offset(offset).Find(&rows).Error; err != nil {
+			return nil, Total{}, err
+		}
+		if len(rows) > 0 && len(rows) < pg.Limit {
+			total.N = int64(offset + len(rows))
+		} else {
+			total, err = countCapped(q)
+		}
+	} else {
+		total.N, err = s.count(ctx, orgID, f.AccountID)
+		switch {
+		case err != nil || int64(offset) >= total.N:
+			// past the end: nothing to read
+		case offset >= shallowRows:
+			rows, err = s.deepPage(ctx, orgID, f.AccountID, pg)
+		default:
+			err = q.Order(listOrder).Limit(pg.Limit).Offset(offset).Find(&rows).Error
+		}
+	}
+	if err != nil {
+		return nil, Total{}, err
+	}
+	views, err := s.withTags(ctx, rows)
+	return views, total, err
+}
+
+// count reads an organization's (or one account's) maintained count.
+func (s *Service) count(ctx context.Context, orgID uuid.UUID, accountID *uuid.UUID) (int64, error) {
+	q := s.db.WithContext(ctx).Table("contact_counts").Select("COALESCE(sum(n), 0)").Where("organization_id = ?", orgID)
+	if accountID != nil {
+		q = q.Where("account_id = ?", *accountID)
+	}
+	var n int64
+	return n, q.Scan(&n).Error
+}
+
+// countCapped counts a filtered list exactly up to countCap rows; beyond, it
+// answers the planner's estimate.
+func countCapped(q *gorm.DB) (Total, error) {
+	var n int64
+	sub := q.Session(&gorm.Session{}).Select("1").Limit(countCap + 1)
+	if err := q.Session(&gorm.Session{NewDB: true}).Table("(?) AS capped", sub).Count(&n).Error; err != nil {
+		return Total{}, err
+	}
+	if n <= countCap {
+		return Total{N: n}, nil
+	}
+	var plan []string
+	stmt := q.Session(&gorm.Session{DryRun: true}).Select("1").Find(&[]models.Contact{}).Statement
+	if err := q.Session(&gorm.Session{NewDB: true}).Raw("EXPLAIN "+stmt.SQL.String(), stmt.Vars...).Scan(&plan).Error; err != nil {
+		return Total{}, err
+	}
+	return Total{N: max(estimateRows(plan), countCap+1), Estimate: true}, nil
+}
