@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/database"
 	"wharf/internal/paging"
 	"wharf/internal/testenv"
 	"wharf/models"
@@ -22,11 +21,7 @@ type listBundle struct {
 
 func setupList(t *testing.T) (*Service, *listBundle) {
 	t.Helper()
-	db, err := database.Open(context.Background(), testenv.DatabaseURL(t), testenv.Quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { database.Close(db) })
+	db := testenv.DB(t)
 	b := &listBundle{db: db, org: uuid.New(), acc: uuid.New()}
 	exec(t, db, `INSERT INTO organizations (id, name, slug) VALUES (?, 'Org', ?)`, b.org, "org-"+b.org.String()[:8])
 	exec(t, db, `INSERT INTO platform_accounts (id, organization_id, name, phone_number_id, business_account_id, access_token_enc,
