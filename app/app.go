@@ -266,7 +266,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		},
 	})
 	a.Handler = a.Server.Handler()
-	addr, stop, err := ServeOps(c.MetricsAddr, log, nil, m)
+	addr, stop, err := ServeOps(c.MetricsAddr, log, nil, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
 	}
@@ -339,7 +339,7 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
 		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns}).Register(w.Mux)
-	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m)
+	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)
 	}
@@ -380,7 +380,7 @@ func NewScheduler(ctx context.Context, c config.Scheduler, log *slog.Logger) (_ 
 	s.infra = in
 	m := metrics.New()
 	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries(c.Campaigns.SweepInterval), m)
-	addr, stop, err := ServeOps(c.HealthAddr, log, s.Ping, m)
+	addr, stop, err := ServeOps(c.HealthAddr, log, s.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)
 	}

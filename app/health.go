@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"wharf/internal/metrics"
@@ -21,8 +22,10 @@ import (
 // It binds before returning, so that a taken or malformed address stops
 // the start-up instead of becoming a log line; it returns the bound address
 // (the port when addr asked for :0) and the function that shuts it down.
-// An empty addr serves nothing.
-func ServeOps(addr string, log *slog.Logger, check func(context.Context) error, m *metrics.Set) (string, func(), error) {
+// An empty addr serves nothing. With profile, it also serves Go's
+// profiler under /debug/pprof/ (PPROF_ENABLED), on this listener only:
+// profiles reveal too much for the public one.
+func ServeOps(addr string, log *slog.Logger, check func(context.Context) error, m *metrics.Set, profile bool) (string, func(), error) {
 	if addr == "" {
 		return "", func() {}, nil
 	}
@@ -42,6 +45,13 @@ func ServeOps(addr string, log *slog.Logger, check func(context.Context) error, 
 	}
 	if m != nil {
 		mux.Handle("GET /metrics", m.Handler())
+	}
+	if profile {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

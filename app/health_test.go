@@ -24,7 +24,7 @@ func TestHealthEndpointReflectsTheCheck(t *testing.T) {
 			return errors.New("redis: down")
 		}
 		return nil
-	}, nil)
+	}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +51,10 @@ func TestOpsListenerFailsOnATakenAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, _, err := app.ServeOps(l.Addr().String(), testenv.Quiet(), nil, metrics.New()); err == nil {
+	if _, _, err := app.ServeOps(l.Addr().String(), testenv.Quiet(), nil, metrics.New(), false); err == nil {
 		t.Fatal("ServeOps on a taken address succeeded")
 	}
-	addr, stop, err := app.ServeOps("", testenv.Quiet(), nil, metrics.New())
+	addr, stop, err := app.ServeOps("", testenv.Quiet(), nil, metrics.New(), false)
 	if err != nil || addr != "" {
 		t.Fatalf("an empty address must serve nothing: %q, %v", addr, err)
 	}
@@ -64,7 +64,7 @@ func TestOpsListenerFailsOnATakenAddress(t *testing.T) {
 // The api's listener has no check: it serves /metrics, with the Go runtime
 // and process collectors, and no /healthz.
 func TestOpsListenerServesMetricsWithRuntimeAndProcess(t *testing.T) {
-	addr, stop, err := app.ServeOps("127.0.0.1:0", testenv.Quiet(), nil, metrics.New())
+	addr, stop, err := app.ServeOps("127.0.0.1:0", testenv.Quiet(), nil, metrics.New(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,5 +85,29 @@ func TestOpsListenerServesMetricsWithRuntimeAndProcess(t *testing.T) {
 	}
 	if strings.Contains(f.Text, "wharf_scheduler_leader") {
 		t.Fatal("a process that is not a scheduler shows the leader gauge")
+	}
+}
+
+// The profiler is served only when PPROF_ENABLED asks for it, and only on
+// the operator listener.
+func TestOpsListenerServesProfilerOnlyWhenEnabled(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		addr, stop, err := app.ServeOps("127.0.0.1:0", testenv.Quiet(), nil, metrics.New(), on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.Get("http://" + addr + "/debug/pprof/")
+		stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+		}
+		if res.StatusCode != want {
+			t.Errorf("profiler enabled=%v: /debug/pprof/ answered %d, want %d", on, res.StatusCode, want)
+		}
 	}
 }

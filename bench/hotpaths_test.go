@@ -56,6 +56,7 @@ func BenchmarkStatusWebhooks(b *testing.B) {
 	var samples []sample
 	cpu0 := s.cpu()
 	b.ResetTimer()
+	s.profile()
 	start := time.Now()
 	go func() {
 		defer close(sampled)
@@ -154,6 +155,7 @@ func BenchmarkTemplateSendsAPIKey(b *testing.B) {
 	var lat latencies
 	cpu0 := s.cpu()
 	b.ResetTimer()
+	s.profile()
 	start := time.Now()
 	limit := time.Duration(seconds) * time.Second
 	elapsed := load(b, 32, &lat, func(_ int64, t time.Duration) bool { return t >= limit }, func(i int64) error {

@@ -31,6 +31,8 @@ type system struct {
 	api     *apptest.Process
 	base    string
 	workers []*apptest.Process
+	// profiled names each process's profiler address (BENCH_PROFILE).
+	profiled map[string]string
 }
 
 // benchEnv is the configuration every benchmark shares: logs quiet, and the
@@ -56,10 +58,18 @@ func newSystem(b *testing.B, env map[string]string, sim func(*platformsim.Config
 			sim(c)
 		}
 	})
-	s := &system{Fixture: f, b: b}
-	s.api, s.base = f.StartAPIProcess(nil)
+	s := &system{Fixture: f, b: b, profiled: map[string]string{}}
+	env, addr := opsEnv(b, "METRICS_ADDR")
+	s.api, s.base = f.StartAPIProcess(env)
+	if addr != "" {
+		s.profiled["api"] = addr
+	}
 	for i := 0; i < workers; i++ {
-		s.workers = append(s.workers, f.StartWorkerProcess(nil))
+		env, addr := opsEnv(b, "HEALTH_ADDR")
+		s.workers = append(s.workers, f.StartWorkerProcess(env))
+		if addr != "" {
+			s.profiled[fmt.Sprintf("worker%d", i+1)] = addr
+		}
 	}
 	return s
 }

@@ -55,8 +55,9 @@ func countQueries(t *testing.T, db *gorm.DB) *atomic.Int64 {
 // A flood of badly signed webhooks from one address is answered 429 after
 // 30 failures, without touching the database, while a correctly signed
 // webhook from another address is still accepted. Refusals that need no
-// secret cost no query at all; a well-formed wrong signature costs the one
-// lookup that finds the organizations' own secrets.
+// secret cost no query at all; a well-formed wrong signature costs at most
+// the one lookup that finds the organizations' own secrets (none while the
+// answer is remembered, see internal/inbound/routecache.go).
 func TestBadlySignedWebhooksAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, map[string]string{"TRUSTED_PROXIES": "127.0.0.1/32"}, nil)
@@ -65,10 +66,10 @@ func TestBadlySignedWebhooksAreLimitedPerAddress(t *testing.T) {
 	forged := platform.Sign("not-the-secret", body)
 	const attacker = "203.0.113.7"
 
-	expect := func(what string, status, want int, wantQueries int64) {
+	expect := func(what string, status, want int, maxQueries int64) {
 		t.Helper()
-		if q := queries.Swap(0); status != want || q != wantQueries {
-			t.Fatalf("%s: status %d after %d queries, want %d after %d", what, status, q, want, wantQueries)
+		if q := queries.Swap(0); status != want || q > maxQueries {
+			t.Fatalf("%s: status %d after %d queries, want %d after at most %d", what, status, q, want, maxQueries)
 		}
 	}
 	status, _ := webhookFrom(t, f.Server.URL, attacker, "", body)

@@ -33,6 +33,10 @@ type Common struct {
 	// /healthz and GET /metrics on this address (the api serves /healthz on
 	// HTTP_ADDR and /metrics on METRICS_ADDR).
 	HealthAddr string `env:"HEALTH_ADDR"`
+	// Pprof adds Go's profiler (/debug/pprof/) to the operator listener
+	// (METRICS_ADDR for the api, HEALTH_ADDR for the others): off by
+	// default; the benchmarks switch it on to profile the processes.
+	Pprof bool `env:"PPROF_ENABLED"`
 }
 
 // Secrets holds the keys that protect data at rest; api and worker need them.

@@ -5,7 +5,8 @@
 // to the MessageConsumers, statuses to the StatusConsumers, other event
 // types (template status updates) to their EventConsumer.
 //
-// Files: intake.go (verify, split, store, enqueue), failures.go (the limit
+// Files: intake.go (verify, split, store, enqueue), groupcommit.go (the
+// batched writes of concurrent webhooks), failures.go (the limit
 // on refused webhooks), process.go (one contact's events, in order),
 // statuses.go (status batches), sweep.go (lost tasks, old events),
 // consumers.go (the consumer contract).
@@ -62,6 +63,9 @@ type Service struct {
 	limiter      *ratelimit.Limiter
 	failures     ratelimit.FailureLimit
 	consumers    consumers
+	commits      *groupCommit
+	routeCache   routeCache
+	sourceCache  sourceCache
 	metrics      *metrics.Set
 	globalSecret string
 	verifyToken  string
@@ -95,10 +99,12 @@ func NewService(d Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, webhooks: d.Webhooks,
+	s := &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, webhooks: d.Webhooks,
 		enq: d.Enqueuer, limiter: d.Limiter, failures: ratelimit.FailureLimit{Max: maxSourceFailures, Window: sourceFailureWindow},
 		consumers: cs, metrics: d.Metrics, globalSecret: d.GlobalSecret, log: d.Log,
-		now: func() time.Time { return time.Now().UTC() }}, nil
+		now: func() time.Time { return time.Now().UTC() }}
+	s.commits = &groupCommit{db: d.DB, stored: s.enqueueStored}
+	return s, nil
 }
 
 // Verify answers the provider's subscription handshake: the challenge when

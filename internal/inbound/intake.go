@@ -125,7 +125,7 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 			return 0, "", tooManyFailures(wait)
 		}
 	}
-	routes, err := s.accounts.Routes(ctx, phoneIDs, wabaIDs)
+	routes, err := s.routes(ctx, phoneIDs, wabaIDs)
 	if err != nil {
 		return 0, "", err
 	}
@@ -235,9 +235,9 @@ func splitByContact(r accounts.Route, v *platform.MessagesValue) []pending {
 	return out
 }
 
-// store writes the events in one statement (the durable record, before
-// the 200) and enqueues their processing once per type, account and
-// contact key.
+// store writes the events (through the group commit: the durable record,
+// before the 200); their processing is enqueued after the commit, once per
+// batch for each type, account and contact key (enqueueStored).
 func (s *Service) store(ctx context.Context, events []pending) error {
 	if len(events) == 0 {
 		return nil
@@ -251,9 +251,13 @@ func (s *Service) store(ctx context.Context, events []pending) error {
 		rows[i] = models.InboundEvent{OrganizationID: e.route.OrganizationID, AccountID: e.route.AccountID,
 			ContactKey: e.contactKey, EventType: e.eventType, Payload: b, ReceivedAt: s.now()}
 	}
-	if err := s.db.WithContext(ctx).Create(&rows).Error; err != nil {
-		return err
-	}
+	return s.commits.write(rows)
+}
+
+// enqueueStored wakes the worker up for a batch of stored events: one task
+// per type, account and contact key, however many webhooks the batch held.
+// A failed enqueue loses nothing: the sweeper finds events left pending.
+func (s *Service) enqueueStored(ctx context.Context, rows []models.InboundEvent) {
 	seen := map[string]bool{}
 	for _, r := range rows {
 		s.metrics.InboundStored(r.EventType)
@@ -266,7 +270,6 @@ func (s *Service) store(ctx context.Context, events []pending) error {
 			s.log.Warn("cannot enqueue inbound processing; the sweeper will retry", "account_id", r.AccountID, "error", err)
 		}
 	}
-	return nil
 }
 
 // enqueue wakes the worker up for stored events of the type: status

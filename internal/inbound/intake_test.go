@@ -92,6 +92,24 @@ func TestIntake(t *testing.T) {
 		}
 	})
 
+	// Routes are remembered for a moment (routecache.go), but only complete
+	// answers: a number verified just after a webhook found no route gets
+	// its next webhook.
+	t.Run("ANumberVerifiedAMomentAgoReceivesItsNextWebhook", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		claim := bundle.f.Account(bundle.org.ID, func(a *models.PlatformAccount) { a.VerifiedAt, a.Status = nil, models.AccountPending })
+		if n, err := intake(svc, "203.0.113.1", globalSecret, sample(claim)); err != nil || n != 0 {
+			t.Fatalf("before verification: %d events, %v", n, err)
+		}
+		if err := bundle.f.DB.Exec("UPDATE platform_accounts SET verified_at = now(), status = 'active' WHERE id = ?", claim.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n, err := intake(svc, "203.0.113.1", globalSecret, sample(claim)); err != nil || n != 3 {
+			t.Fatalf("right after verification: %d events, %v; want 3", n, err)
+		}
+	})
+
 	t.Run("AnOrganizationsOwnAppSecretVerifiesOnlyItsOwnNumbers", func(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)
