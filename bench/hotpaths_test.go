@@ -34,8 +34,9 @@ func envInt(name string, def int) int {
 // each, for 10,000 sent campaign messages, from 32 keep-alive clients while a
 // worker applies them. Accepted/s and latencies are the POSTs';
 // applied/s counts from the first POST until the campaign's delivered_count
-// reads 10,000; lag is, per webhook, the time from its acknowledgement until
-// the counter included it.
+// reads 10,000 (rows-applied/s: until every recipient row reads delivered,
+// without the counter interval); lag is, per webhook, the time from its
+// acknowledgement until the counter included it.
 func BenchmarkStatusWebhooks(b *testing.B) {
 	n := envInt("BENCH_STATUSES", 10000)
 	s := newSystem(b, nil, nil, 1)
@@ -54,6 +55,7 @@ func BenchmarkStatusWebhooks(b *testing.B) {
 	acked := make([]time.Time, 0, n)
 	stop, sampled := make(chan struct{}), make(chan struct{})
 	var samples []sample
+	var rowsDone time.Time // when every recipient row read delivered
 	cpu0 := s.cpu()
 	b.ResetTimer()
 	s.profile()
@@ -66,6 +68,9 @@ func BenchmarkStatusWebhooks(b *testing.B) {
 				return
 			case <-time.After(50 * time.Millisecond):
 				samples = append(samples, sample{time.Now(), s.counter(id, "delivered_count")})
+				if rowsDone.IsZero() && s.deliveredRows(id) >= n {
+					rowsDone = time.Now()
+				}
 			}
 		}
 	}()
@@ -84,6 +89,11 @@ func BenchmarkStatusWebhooks(b *testing.B) {
 	samples = append(samples, sample{done, n})
 	lat.report(b, elapsed, "accepted")
 	b.ReportMetric(float64(n)/done.Sub(start).Seconds(), "applied/s")
+	if !rowsDone.IsZero() {
+		// The same without the campaign counter interval: until the rows
+		// themselves were updated (sampled every 50 ms).
+		b.ReportMetric(float64(n)/rowsDone.Sub(start).Seconds(), "rows-applied/s")
+	}
 	reportLag(b, acked, samples)
 	s.cpu().sub(cpu0).report(b, n, "webhook")
 }
@@ -131,6 +141,13 @@ func (s *system) sentCampaign(templateID string, n int) string {
 	s.DB.Exec(`UPDATE campaigns SET status = 'completed', started_at = now(), completed_at = now(), total_recipients = ?,
 		sent_count = ? WHERE id = ?`, n, n, c.ID)
 	return c.ID
+}
+
+// deliveredRows counts the campaign's recipients whose status is delivered.
+func (s *system) deliveredRows(id string) int {
+	var v int
+	s.DB.Raw("SELECT count(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'delivered'", id).Scan(&v)
+	return v
 }
 
 func (s *system) counter(id, field string) int {

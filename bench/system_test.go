@@ -76,7 +76,8 @@ func newSystem(b *testing.B, env map[string]string, sim func(*platformsim.Config
 
 // cpu is the CPU time of the api process, the worker processes, and every
 // PostgreSQL and Redis server process on the machine.
-type cpu struct{ api, worker, postgres, redis time.Duration }
+// client is this process: the load generator and the provider simulator.
+type cpu struct{ api, worker, postgres, redis, client time.Duration }
 
 func (s *system) cpu() cpu {
 	var c cpu
@@ -86,11 +87,12 @@ func (s *system) cpu() cpu {
 	}
 	c.postgres = namedCPU("postgres")
 	c.redis = namedCPU("redis-server")
+	c.client = procCPU(os.Getpid())
 	return c
 }
 
 func (c cpu) sub(o cpu) cpu {
-	return cpu{c.api - o.api, c.worker - o.worker, c.postgres - o.postgres, c.redis - o.redis}
+	return cpu{c.api - o.api, c.worker - o.worker, c.postgres - o.postgres, c.redis - o.redis, c.client - o.client}
 }
 
 // report adds the CPU spent per unit of work, in milliseconds.
@@ -103,6 +105,7 @@ func (c cpu) report(b *testing.B, n int, unit string) {
 	b.ReportMetric(per(c.worker), "worker-cpu-ms/"+unit)
 	b.ReportMetric(per(c.postgres), "pg-cpu-ms/"+unit)
 	b.ReportMetric(per(c.redis), "redis-cpu-ms/"+unit)
+	b.ReportMetric(per(c.client), "client-cpu-ms/"+unit)
 }
 
 // procCPU reads a process's user+system CPU time.
