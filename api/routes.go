@@ -5,11 +5,13 @@ import (
 
 	"wharf/api/accountsapi"
 	"wharf/api/campaignsapi"
+	"wharf/api/cannedapi"
 	"wharf/api/contactsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
 	"wharf/api/settingsapi"
+	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
 	"wharf/api/web"
 	"wharf/api/webhooksapi"
@@ -31,6 +33,8 @@ type Domains struct {
 	Templates *templatesapi.Handlers
 	Campaigns *campaignsapi.Handlers
 	Webhooks  *webhooksapi.Handlers
+	Teams     *teamsapi.Handlers
+	Canned    *cannedapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -47,6 +51,8 @@ func (d Domains) routes() []web.Route {
 		tagged("Templates", d.Templates.Routes()),
 		tagged("Campaigns", d.Campaigns.Routes()),
 		tagged("Webhooks", d.Webhooks.Routes()),
+		tagged("Teams", d.Teams.Routes()),
+		tagged("Canned responses", d.Canned.Routes()),
 	)
 }
 

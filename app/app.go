@@ -20,16 +20,19 @@ import (
 	"wharf/api"
 	"wharf/api/accountsapi"
 	"wharf/api/campaignsapi"
+	"wharf/api/cannedapi"
 	"wharf/api/contactsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
 	"wharf/api/settingsapi"
+	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
 	"wharf/api/webhooksapi"
 	"wharf/internal/accounts"
 	"wharf/internal/audio"
 	"wharf/internal/campaigns"
+	"wharf/internal/canned"
 	"wharf/internal/config"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
@@ -42,6 +45,7 @@ import (
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
 	"wharf/internal/storage"
+	"wharf/internal/teams"
 	"wharf/internal/templates"
 	"wharf/internal/webhooks"
 	"wharf/jobs"
@@ -129,6 +133,8 @@ type domains struct {
 	Webhooks  *webhooks.Service
 	Inbound   *inbound.Service
 	Campaigns *campaigns.Service
+	Teams     *teams.Service
+	Canned    *canned.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -145,6 +151,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
 		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Metrics: m, Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
+	d.Teams = teams.NewService(in.DB)
+	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -263,6 +271,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Templates: templatesapi.New(d.Templates),
 			Campaigns: campaignsapi.New(d.Campaigns, d.Settings),
 			Webhooks:  webhooksapi.New(d.Webhooks),
+			Teams:     teamsapi.New(d.Teams),
+			Canned:    cannedapi.New(d.Canned),
 		},
 	})
 	a.Handler = a.Server.Handler()

@@ -30,9 +30,13 @@ var systemRoles = []struct {
 	Permissions []string // nil means all
 }{
 	{RoleAdmin, "Full access to the organization", false, nil},
+	// Creating, changing and deleting teams is the Admin's (the spec's
+	// matrix); a Manager manages the teams they are made manager of
+	// (internal/teams).
 	{RoleManager, "Runs messaging, campaigns, chatbot and teams; no access to users' roles, accounts, webhooks or API keys", false, []string{
 		"users:read", "roles:read",
-		"teams:read", "teams:create", "teams:update", "teams:delete",
+		"teams:read",
+		"canned_responses:read", "canned_responses:create", "canned_responses:update", "canned_responses:delete",
 		"contacts:read", "contacts:create", "contacts:update", "contacts:delete", "contacts:export", "contacts:import",
 		"tags:export", "tags:import",
 		"messages:read", "messages:create",
@@ -47,7 +51,7 @@ var systemRoles = []struct {
 	{RoleAgent, "Handles conversations and calls", true, []string{
 		"contacts:read", "contacts:create", "contacts:update",
 		"messages:read", "messages:create",
-		"templates:read", "chatbot:read", "flows:read", "teams:read",
+		"templates:read", "chatbot:read", "flows:read", "teams:read", "canned_responses:read",
 		"call_logs:read", "call_transfers:read", "call_transfers:write",
 		"outgoing_calls:read", "outgoing_calls:write",
 	}},
