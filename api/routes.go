@@ -13,6 +13,7 @@ import (
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
+	"wharf/api/transfersapi"
 	"wharf/api/web"
 	"wharf/api/webhooksapi"
 )
@@ -35,6 +36,7 @@ type Domains struct {
 	Webhooks  *webhooksapi.Handlers
 	Teams     *teamsapi.Handlers
 	Canned    *cannedapi.Handlers
+	Transfers *transfersapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -53,6 +55,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Webhooks", d.Webhooks.Routes()),
 		tagged("Teams", d.Teams.Routes()),
 		tagged("Canned responses", d.Canned.Routes()),
+		tagged("Agent transfers", d.Transfers.Routes()),
 	)
 }
 

@@ -28,6 +28,7 @@ import (
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
+	"wharf/api/transfersapi"
 	"wharf/api/webhooksapi"
 	"wharf/internal/accounts"
 	"wharf/internal/audio"
@@ -47,6 +48,7 @@ import (
 	"wharf/internal/storage"
 	"wharf/internal/teams"
 	"wharf/internal/templates"
+	"wharf/internal/transfers"
 	"wharf/internal/webhooks"
 	"wharf/jobs"
 	"wharf/platform"
@@ -135,6 +137,7 @@ type domains struct {
 	Campaigns *campaigns.Service
 	Teams     *teams.Service
 	Canned    *canned.Service
+	Transfers *transfers.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -153,6 +156,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
+	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -273,6 +277,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Webhooks:  webhooksapi.New(d.Webhooks),
 			Teams:     teamsapi.New(d.Teams),
 			Canned:    cannedapi.New(d.Canned),
+			Transfers: transfersapi.New(d.Transfers, d.Settings),
 		},
 	})
 	a.Handler = a.Server.Handler()

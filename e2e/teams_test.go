@@ -1,8 +1,11 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"wharf/internal/apptest"
 )
@@ -106,4 +109,94 @@ func TestTeamsAndCannedResponsesRoleMatrix(t *testing.T) {
 	}
 	e.Do("DELETE", "/api/teams/"+team.ID+"/members/"+agent.User.ID, nil, manager.Auth()).Expect(t, 200)
 	e.Do("DELETE", "/api/teams/"+team.ID, nil, admin.Auth()).Expect(t, 200)
+}
+
+// Agent transfers through the router: an agent hands a contact over (201,
+// then the same transfer with 200), picks it up from the queue, and a
+// manager assigns; an agent cannot assign; the receiver gets
+// transfer.created, transfer.assigned and transfer.resumed with the
+// contact's number and the agent.
+func TestAgentTransfersThroughTheRouter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	rcv := apptest.NewReceiver(t)
+	f.Do("POST", "/api/webhooks", map[string]any{"name": "CRM", "url": rcv.URL,
+		"events": []string{"transfer.created", "transfer.assigned", "transfer.resumed"}}, f.admin.Auth()).Expect(t, 201)
+	manager := f.CreateUser(f.admin.Auth(), "lead@example.test", "Manager")
+	agent := f.CreateUser(f.admin.Auth(), "agent@example.test", "Agent")
+	var contact struct{ ID string }
+	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15550107777", "name": "Ann"}, agent.Auth()).Expect(t, 201).Into(t, &contact)
+
+	type transfer struct {
+		ID          string  `json:"id"`
+		Status      string  `json:"status"`
+		AgentID     *string `json:"agent_id"`
+		AgentName   string  `json:"agent_name"`
+		PhoneNumber string  `json:"phone_number"`
+	}
+	var tr, again transfer
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact.ID, "notes": "refund"}, agent.Auth()).Expect(t, 201).Into(t, &tr)
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact.ID}, agent.Auth()).Expect(t, 200).Into(t, &again)
+	if again.ID != tr.ID || tr.Status != "active" || tr.AgentID != nil || tr.PhoneNumber != "+15550107777" {
+		t.Fatalf("transfers %+v, %+v", tr, again)
+	}
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{}, agent.Auth()).Expect(t, 400)
+	var list struct {
+		Transfers         []transfer     `json:"transfers"`
+		GeneralQueueCount int            `json:"general_queue_count"`
+		TeamQueueCounts   map[string]int `json:"team_queue_counts"`
+	}
+	f.Do("GET", "/api/chatbot/transfers?status=active&team_id=general", nil, agent.Auth()).Expect(t, 200).Into(t, &list)
+	if len(list.Transfers) != 1 || list.GeneralQueueCount != 1 || list.TeamQueueCounts == nil {
+		t.Fatalf("list %+v", list)
+	}
+	var picked transfer
+	f.Do("POST", "/api/chatbot/transfers/pickup?team_id=general", nil, agent.Auth()).Expect(t, 200).Into(t, &picked)
+	if picked.ID != tr.ID || picked.AgentID == nil || *picked.AgentID != agent.User.ID {
+		t.Fatalf("picked %+v", picked)
+	}
+	if r := f.Do("POST", "/api/chatbot/transfers/pickup", nil, agent.Auth()).Expect(t, 404); r.Message != "no transfer is waiting in this queue" {
+		t.Fatalf("empty queue: %q", r.Message)
+	}
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/assign", map[string]any{"agent_id": manager.User.ID}, agent.Auth()).Expect(t, 403)
+	var assigned transfer
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/assign", map[string]any{"agent_id": manager.User.ID}, manager.Auth()).Expect(t, 200).Into(t, &assigned)
+	if assigned.AgentID == nil || *assigned.AgentID != manager.User.ID {
+		t.Fatalf("assigned %+v", assigned)
+	}
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, agent.Auth()).Expect(t, 403) // no longer theirs
+	var resumed transfer
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, manager.Auth()).Expect(t, 200).Into(t, &resumed)
+	if resumed.Status != "resumed" {
+		t.Fatalf("resumed %+v", resumed)
+	}
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, manager.Auth()).Expect(t, 409)
+
+	apptest.Eventually(t, 15*time.Second, "four transfer events", func() bool { return len(rcv.Got()) >= 4 })
+	var names []string
+	for _, r := range rcv.Got() {
+		var ev struct {
+			Event string `json:"event"`
+			Data  struct {
+				TransferID   string `json:"transfer_id"`
+				ContactPhone string `json:"contact_phone"`
+				AgentName    string `json:"agent_name"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Data.TransferID != tr.ID || ev.Data.ContactPhone != "+15550107777" {
+			t.Fatalf("event %s", r.Body)
+		}
+		if ev.Event == "transfer.assigned" && ev.Data.AgentName == "" {
+			t.Fatalf("assigned without the agent: %s", r.Body)
+		}
+		names = append(names, ev.Event)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"transfer.assigned", "transfer.assigned", "transfer.created", "transfer.resumed"}) {
+		t.Fatalf("events %v", names)
+	}
 }

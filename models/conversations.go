@@ -49,3 +49,29 @@ type CannedResponse struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
+
+// Agent transfer statuses.
+const (
+	TransferActive  = "active"
+	TransferResumed = "resumed"
+)
+
+// AgentTransfer hands a contact's conversation from the bot to a person:
+// waiting in a queue (the general one when TeamID is nil) until an agent
+// is assigned, active until resumed.
+type AgentTransfer struct {
+	ID             uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID uuid.UUID `gorm:"type:uuid"`
+	ContactID      uuid.UUID `gorm:"type:uuid"`
+	Status         string
+	Source         string
+	TeamID         *uuid.UUID `gorm:"type:uuid"`
+	AgentID        *uuid.UUID `gorm:"type:uuid"`
+	Notes          string
+	CreatedBy      *uuid.UUID `gorm:"type:uuid"`
+	TransferredAt  time.Time
+	AssignedAt     *time.Time
+	ResumedAt      *time.Time
+	ResumedBy      *uuid.UUID `gorm:"type:uuid"`
+	UpdatedAt      time.Time
+}

@@ -3,6 +3,9 @@
 -- Manager manage them, Agent lists and uses them) expressed as keys, so that
 -- custom roles can be given the same rights.
 INSERT INTO permissions (resource, action, description) VALUES
+    ('transfers', 'read', 'List agent transfers'),
+    ('transfers', 'write', 'Create, pick up and resume agent transfers'),
+    ('transfers', 'assign', 'Assign agent transfers to any agent, and resume anyone''s'),
     ('canned_responses', 'read', 'List, view and use canned responses'),
     ('canned_responses', 'create', 'Create canned responses'),
     ('canned_responses', 'update', 'Update canned responses'),
@@ -12,6 +15,13 @@ ON CONFLICT DO NOTHING;
 INSERT INTO role_permissions (role_id, permission_id)
 SELECT r.id, p.id FROM roles r JOIN permissions p ON p.resource = 'canned_responses'
 WHERE r.is_system AND (r.name IN ('Admin', 'Manager') OR (r.name = 'Agent' AND p.action = 'read'))
+ON CONFLICT DO NOTHING;
+
+-- Agent transfers: agents list, pick up and resume them; Admin and Manager
+-- also assign them to anyone.
+INSERT INTO role_permissions (role_id, permission_id)
+SELECT r.id, p.id FROM roles r JOIN permissions p ON p.resource = 'transfers'
+WHERE r.is_system AND (r.name IN ('Admin', 'Manager') OR (r.name = 'Agent' AND p.action IN ('read', 'write')))
 ON CONFLICT DO NOTHING;
 
 -- Creating and deleting teams is the admin's, and changing a team the admin's
@@ -65,7 +75,32 @@ CREATE TABLE canned_responses (
 CREATE UNIQUE INDEX canned_responses_name ON canned_responses (organization_id, lower(name));
 CREATE UNIQUE INDEX canned_responses_shortcut ON canned_responses (organization_id, lower(shortcut)) WHERE shortcut <> '';
 
+-- An agent transfer hands a contact's conversation from the bot to a person.
+-- A contact has at most one active transfer.
+CREATE TABLE agent_transfers (
+    id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    contact_id      uuid NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
+    status          text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'resumed')),
+    source          text NOT NULL DEFAULT 'manual',
+    team_id         uuid REFERENCES teams (id) ON DELETE SET NULL,
+    agent_id        uuid REFERENCES users (id) ON DELETE SET NULL,
+    notes           text NOT NULL DEFAULT '',
+    created_by      uuid REFERENCES users (id) ON DELETE SET NULL,
+    transferred_at  timestamptz NOT NULL DEFAULT now(),
+    assigned_at     timestamptz,
+    resumed_at      timestamptz,
+    resumed_by      uuid REFERENCES users (id) ON DELETE SET NULL,
+    updated_at      timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX agent_transfers_one_active ON agent_transfers (organization_id, contact_id) WHERE status = 'active';
+-- The queues: unassigned active transfers, oldest first, per team (NULL: the general queue).
+CREATE INDEX agent_transfers_queue ON agent_transfers (organization_id, team_id, transferred_at, id) WHERE status = 'active' AND agent_id IS NULL;
+CREATE INDEX agent_transfers_agent ON agent_transfers (agent_id) WHERE status = 'active';
+CREATE INDEX agent_transfers_list ON agent_transfers (organization_id, transferred_at DESC, id DESC);
+
 -- +goose Down
+DROP TABLE agent_transfers;
 DROP TABLE canned_responses;
 DROP TABLE team_members;
 DROP TABLE teams;
@@ -73,4 +108,4 @@ INSERT INTO role_permissions (role_id, permission_id)
 SELECT r.id, p.id FROM roles r JOIN permissions p ON p.resource = 'teams' AND p.action IN ('create', 'update', 'delete')
 WHERE r.is_system AND r.name = 'Manager'
 ON CONFLICT DO NOTHING;
-DELETE FROM permissions WHERE resource = 'canned_responses';
+DELETE FROM permissions WHERE resource IN ('canned_responses', 'transfers');

@@ -1,0 +1,209 @@
+// Package transfers owns agent transfers: a contact's conversation handed
+// from the bot to a person. A transfer waits in a queue (a team's, or the
+// general one) until an agent picks it up or is assigned, by a manager or
+// by the team's strategy, and ends when the bot is resumed.
+//
+// Concurrency: a contact has at most one active transfer (a unique index;
+// a second request answers the first); a pickup claims the oldest waiting
+// transfer with SKIP LOCKED, so two agents never get the same one; a
+// team's automatic assignments run one at a time under a lock on the team
+// row, so that load_balanced counts and round_robin turns are read after
+// the previous assignment committed.
+//
+// Files: transfers.go (create, list, get), assign.go (strategies, pickup,
+// assign, resume), events.go (transfer.* to outbound webhooks).
+package transfers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/models"
+)
+
+// Sources of a transfer.
+const (
+	SourceManual  = "manual"  // POST /api/chatbot/transfers
+	SourceKeyword = "keyword" // a transfer keyword of the chatbot
+	SourceFlow    = "flow"    // a transfer step of a conversation flow
+)
+
+const maxNotes = 2000
+
+// Events publishes transfer.* events (the webhooks domain): Emit in the
+// change's transaction, Publish after its commit.
+type Events interface {
+	Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, event string, data any) (uuid.UUID, error)
+	Publish(ctx context.Context, orgID uuid.UUID, ids ...uuid.UUID)
+}
+
+// Caller is who asks: a user, and whether they hold transfers:assign
+// (assign to anyone, resume anyone's, pick up from any queue).
+type Caller struct {
+	UserID    uuid.UUID
+	CanAssign bool
+}
+
+// Service manages agent transfers.
+type Service struct {
+	db     *gorm.DB
+	events Events
+	now    func() time.Time
+}
+
+// NewService wires the transfers domain.
+func NewService(db *gorm.DB, events Events) *Service {
+	return &Service{db: db, events: events, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// View is a transfer with the names the lists show.
+type View struct {
+	models.AgentTransfer
+	ContactName string
+	PhoneNumber string
+	AgentName   string
+	TeamName    string
+}
+
+const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number,
+	COALESCE(NULLIF(u.full_name, ''), u.email, '') AS agent_name, COALESCE(tm.name, '') AS team_name
+FROM agent_transfers t JOIN contacts c ON c.id = t.contact_id
+LEFT JOIN users u ON u.id = t.agent_id LEFT JOIN teams tm ON tm.id = t.team_id`
+
+// CreateInput is a transfer request.
+type CreateInput struct {
+	ContactID uuid.UUID
+	TeamID    *uuid.UUID // nil: the general queue
+	Notes     string
+	Source    string     // SourceManual when empty
+	CreatedBy *uuid.UUID // nil for the bot
+}
+
+// Create hands the contact to a person: the contact's active transfer if
+// it has one (created false), else a new one, assigned by its team's
+// strategy. The events (transfer.created, and transfer.assigned when the
+// strategy found an agent) are written with it.
+func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in CreateInput) (v *View, created bool, err error) {
+	in.Notes = strings.TrimSpace(in.Notes)
+	if len([]rune(in.Notes)) > maxNotes {
+		return nil, false, apperr.Invalidf("notes are longer than %d characters", maxNotes)
+	}
+	if in.Source == "" {
+		in.Source = SourceManual
+	}
+	var events []uuid.UUID
+	var id uuid.UUID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ok bool
+		if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM contacts WHERE id = ? AND organization_id = ?)`, in.ContactID, orgID).Scan(&ok).Error; err != nil {
+			return err
+		}
+		if !ok {
+			return apperr.NotFoundf("contact not found")
+		}
+		var team *models.Team
+		if in.TeamID != nil {
+			// The lock serializes the team's assignments (see the package comment).
+			var t models.Team
+			err := tx.Raw(`SELECT * FROM teams WHERE id = ? AND organization_id = ? FOR UPDATE`, *in.TeamID, orgID).Scan(&t).Error
+			if err != nil {
+				return err
+			}
+			if t.ID == uuid.Nil {
+				return apperr.NotFoundf("team not found")
+			}
+			if !t.IsActive {
+				return apperr.Invalidf("the team is not active")
+			}
+			team = &t
+		}
+		t := models.AgentTransfer{OrganizationID: orgID, ContactID: in.ContactID, Status: models.TransferActive, Source: in.Source,
+			TeamID: in.TeamID, Notes: in.Notes, CreatedBy: in.CreatedBy, TransferredAt: s.now(), UpdatedAt: s.now()}
+		var err error
+		id, err = scanID(tx.Raw(`INSERT INTO agent_transfers (organization_id, contact_id, status, source, team_id, notes, created_by,
+			transferred_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (organization_id, contact_id) WHERE status = 'active' DO NOTHING RETURNING id`,
+			t.OrganizationID, t.ContactID, t.Status, t.Source, t.TeamID, t.Notes, t.CreatedBy, t.TransferredAt, t.UpdatedAt))
+		if err != nil {
+			return err
+		}
+		if id == uuid.Nil {
+			// The contact already has one: answer it.
+			id, err = scanID(tx.Raw(`SELECT id FROM agent_transfers WHERE organization_id = ? AND contact_id = ? AND status = 'active'`,
+				orgID, in.ContactID))
+			return err
+		}
+		created = true
+		ev, err := s.emit(ctx, tx, orgID, id, eventCreated)
+		if err != nil {
+			return err
+		}
+		events = append(events, ev)
+		if team != nil && team.AssignmentStrategy != "manual" {
+			agent, err := s.pickAgent(ctx, tx, team)
+			if err != nil || agent == uuid.Nil {
+				return err // none available: it waits in the team's queue
+			}
+			if err := s.setAgent(ctx, tx, orgID, id, agent); err != nil {
+				return err
+			}
+			ev, err := s.emit(ctx, tx, orgID, id, eventAssigned)
+			if err != nil {
+				return err
+			}
+			events = append(events, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	s.events.Publish(ctx, orgID, events...)
+	v, err = s.Get(ctx, orgID, id)
+	return v, created, err
+}
+
+// Get answers a transfer of the organization.
+func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*View, error) {
+	return s.get(ctx, s.db, orgID, id)
+}
+
+func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*View, error) {
+	var rows []View
+	if err := db.WithContext(ctx).Raw(viewSQL+` WHERE t.organization_id = ? AND t.id = ?`, orgID, id).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, apperr.NotFoundf("transfer not found")
+	}
+	return &rows[0], nil
+}
+
+// Active answers the contact's active transfer, or nil (the chatbot stays
+// silent while there is one).
+func (s *Service) Active(ctx context.Context, orgID, contactID uuid.UUID) (*models.AgentTransfer, error) {
+	var t models.AgentTransfer
+	err := s.db.WithContext(ctx).Take(&t, "organization_id = ? AND contact_id = ? AND status = 'active'", orgID, contactID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	return &t, err
+}
+
+// scanID reads the one uuid a query answers; uuid.Nil when it answers no
+// row.
+func scanID(q *gorm.DB) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := q.Row().Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return uuid.Nil, nil
+	}
+	return id, err
+}
