@@ -169,4 +169,3 @@ func TestUseCountsAndFills(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
