@@ -6,6 +6,7 @@ import (
 	"wharf/api/accountsapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
+	"wharf/api/chatbotapi"
 	"wharf/api/contactsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
@@ -37,6 +38,7 @@ type Domains struct {
 	Teams     *teamsapi.Handlers
 	Canned    *cannedapi.Handlers
 	Transfers *transfersapi.Handlers
+	Chatbot   *chatbotapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -55,6 +57,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Webhooks", d.Webhooks.Routes()),
 		tagged("Teams", d.Teams.Routes()),
 		tagged("Canned responses", d.Canned.Routes()),
+		tagged("Chatbot", d.Chatbot.Routes()),
 		tagged("Agent transfers", d.Transfers.Routes()),
 	)
 }

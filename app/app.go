@@ -21,6 +21,7 @@ import (
 	"wharf/api/accountsapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
+	"wharf/api/chatbotapi"
 	"wharf/api/contactsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
@@ -34,6 +35,7 @@ import (
 	"wharf/internal/audio"
 	"wharf/internal/campaigns"
 	"wharf/internal/canned"
+	"wharf/internal/chatbot"
 	"wharf/internal/config"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
@@ -138,6 +140,7 @@ type domains struct {
 	Teams     *teams.Service
 	Canned    *canned.Service
 	Transfers *transfers.Service
+	Chatbot   *chatbot.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -157,6 +160,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
+	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy})
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -270,7 +274,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Settings:  settingsapi.New(d.Settings),
 			Accounts:  accountsapi.New(d.Accounts),
 			Inbound:   inboundapi.New(d.Inbound),
-			Contacts:  contactsapi.New(d.Contacts, d.Settings),
+			Contacts:  contactsapi.New(d.Contacts, d.Settings, d.Chatbot),
 			Messages:  messagesapi.New(d.Messaging, d.Settings),
 			Templates: templatesapi.New(d.Templates),
 			Campaigns: campaignsapi.New(d.Campaigns, d.Settings),
@@ -278,6 +282,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Teams:     teamsapi.New(d.Teams),
 			Canned:    cannedapi.New(d.Canned),
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
+			Chatbot:   chatbotapi.New(d.Chatbot, d.Settings),
 		},
 	})
 	a.Handler = a.Server.Handler()

@@ -146,10 +146,19 @@ func (h *Handlers) sessionData(c *gin.Context) {
 	if !valid {
 		return
 	}
-	d, err := h.contacts.SessionData(c.Request.Context(), web.Principal(c).OrgID, id)
+	orgID := web.Principal(c).OrgID
+	d, err := h.contacts.SessionData(c.Request.Context(), orgID, id) // the contact's 404
 	if err != nil {
 		web.Fail(c, err)
 		return
+	}
+	s, err := h.sessions.ContactSession(c.Request.Context(), orgID, id)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	if s != nil {
+		d = s
 	}
 	web.OK(c, sessionDataResp(*d))
 }

@@ -17,13 +17,20 @@ type Maskers interface {
 	Masker(ctx context.Context, orgID uuid.UUID) (orgsettings.Masker, error)
 }
 
+// Sessions gives a contact's latest chatbot session (the chatbot domain),
+// nil when it never had one.
+type Sessions interface {
+	ContactSession(ctx context.Context, orgID, contactID uuid.UUID) (*contacts.SessionData, error)
+}
+
 // Handlers serves the contacts and tags routes.
 type Handlers struct {
 	contacts *contacts.Service
 	maskers  Maskers
+	sessions Sessions
 }
 
 // New builds the contacts handlers.
-func New(cts *contacts.Service, maskers Maskers) *Handlers {
-	return &Handlers{contacts: cts, maskers: maskers}
+func New(cts *contacts.Service, maskers Maskers, sessions Sessions) *Handlers {
+	return &Handlers{contacts: cts, maskers: maskers, sessions: sessions}
 }

@@ -46,6 +46,7 @@ var domainRank = map[string]int{
 	"inbound": 2, "canned": 2, "transfers": 2,
 	"templates": 3,
 	"messaging": 4, "campaigns": 4,
+	"chatbot": 5,
 }
 
 // shared are the internal packages below the domains: they import no

@@ -221,8 +221,9 @@ type SessionData struct {
 	PanelConfig any
 }
 
-// SessionData returns the contact's active chatbot session. Chatbot
-// sessions arrive with the chatbot; until then every contact has none.
+// SessionData checks that the contact exists and answers "no session";
+// the chatbot domain owns sessions (the api asks it for the contact's
+// latest one).
 func (s *Service) SessionData(ctx context.Context, orgID, id uuid.UUID) (*SessionData, error) {
 	if _, err := s.get(ctx, s.db, orgID, id); err != nil {
 		return nil, err
