@@ -160,7 +160,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
-	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy})
+	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
+		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log})
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -178,6 +179,7 @@ func inboundConsumers(d *domains) []inbound.Consumer {
 		d.Messaging, // incoming messages, statuses of messages
 		d.Campaigns, // statuses of campaign sends
 		d.Templates, // template status updates
+		d.Chatbot,   // incoming messages, after messaging stored them
 	}
 }
 
@@ -358,7 +360,7 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 		Queues: map[string]int{jobs.QueueCampaigns: 1}}, log)
 	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
-		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns}).Register(w.Mux)
+		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot}).Register(w.Mux)
 	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)

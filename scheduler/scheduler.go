@@ -48,6 +48,9 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "inbound sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
 			return jobs.InboundSweep{Tick: t.Truncate(30 * time.Second)}
 		}},
+		{Name: "chatbot sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
+			return jobs.ChatbotSweep{Tick: t.Truncate(30 * time.Second)}
+		}},
 		{Name: "webhook events sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
 			return jobs.EventsSweep{Tick: t.Truncate(30 * time.Second)}
 		}},

@@ -9,6 +9,7 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/campaigns"
+	"wharf/internal/chatbot"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
@@ -29,6 +30,7 @@ type Handlers struct {
 	Inbound   *inbound.Service
 	Templates *templates.Service
 	Campaigns *campaigns.Service
+	Chatbot   *chatbot.Service
 }
 
 // Register adds every job handler to mux.
@@ -53,6 +55,16 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		n, err := h.Inbound.Sweep(ctx)
 		if n > 0 {
 			h.Log.Warn("re-enqueued inbound events whose task was lost", "contacts", n)
+		}
+		return err
+	}))
+	mux.HandleFunc(jobs.TypeChatbotEvaluate, handle(func(ctx context.Context, p jobs.ChatbotEvaluate) error {
+		return h.Chatbot.Evaluate(ctx, p.OrganizationID, p.ContactID)
+	}))
+	mux.HandleFunc(jobs.TypeChatbotSweep, handle(func(ctx context.Context, _ jobs.ChatbotSweep) error {
+		n, err := h.Chatbot.Sweep(ctx)
+		if n > 0 {
+			h.Log.Warn("re-enqueued chatbot evaluations whose task was lost", "contacts", n)
 		}
 		return err
 	}))

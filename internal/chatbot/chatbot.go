@@ -11,33 +11,86 @@
 package chatbot
 
 import (
+	"context"
+	"log/slog"
+	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/messaging"
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
+	"wharf/internal/transfers"
+	"wharf/jobs"
+	"wharf/models"
 )
+
+// Replier stores the bot's replies in the evaluation's transaction and
+// sends them after it (the messaging domain).
+type Replier interface {
+	QueueReply(ctx context.Context, tx *gorm.DB, orgID, contactID, accountID uuid.UUID, r messaging.Reply) (uuid.UUID, error)
+	SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error
+}
+
+// Transfers hands contacts to people (the transfers domain).
+type Transfers interface {
+	HasActive(ctx context.Context, db *gorm.DB, orgID, contactID uuid.UUID) (bool, error)
+	CreateIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in transfers.CreateInput) (uuid.UUID, bool, func(context.Context), error)
+}
+
+// Contacts reads contacts (the contacts domain).
+type Contacts interface {
+	Contact(ctx context.Context, orgID, id uuid.UUID) (*models.Contact, error)
+}
+
+// Timezones gives an organization's timezone name (business hours).
+type Timezones interface {
+	Timezone(ctx context.Context, orgID uuid.UUID) (string, error)
+}
 
 // Service is the chatbot domain.
 type Service struct {
-	db     *gorm.DB
-	box    *secrets.Box
-	policy safehttp.Policy
-	now    func() time.Time
+	db        *gorm.DB
+	box       *secrets.Box
+	policy    safehttp.Policy
+	http      *http.Client
+	replies   Replier
+	transfers Transfers
+	contacts  Contacts
+	timezones Timezones
+	enq       *jobs.Enqueuer
+	log       *slog.Logger
+	now       func() time.Time
 }
 
 // Deps are the chatbot's collaborators.
 type Deps struct {
-	DB     *gorm.DB
-	Box    *secrets.Box    // seals the AI API key
-	Policy safehttp.Policy // for the URLs the bot calls (AI base URL, api contexts, api_fetch steps)
+	DB        *gorm.DB
+	Box       *secrets.Box    // seals the AI API key
+	Policy    safehttp.Policy // for the URLs the bot calls (AI base URL, api contexts, api_fetch steps)
+	Replies   Replier
+	Transfers Transfers
+	Contacts  Contacts
+	Timezones Timezones
+	Enqueuer  *jobs.Enqueuer
+	Log       *slog.Logger
 }
+
+// fetchTimeout bounds an api_fetch step's call.
+const fetchTimeout = 10 * time.Second
 
 // NewService wires the chatbot domain.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, box: d.Box, policy: d.Policy, now: func() time.Time { return time.Now().UTC() }}
+	return &Service{db: d.DB, box: d.Box, policy: d.Policy, http: d.Policy.Client(fetchTimeout), replies: d.Replies,
+		transfers: d.Transfers, contacts: d.Contacts, timezones: d.Timezones, enq: d.Enqueuer, log: d.Log,
+		now: func() time.Time { return time.Now().UTC() }}
 }
+
+// ConsumerName implements inbound.Consumer.
+func (s *Service) ConsumerName() string { return "chatbot" }
+
 
 // checkURL validates a URL the bot will call (the SSRF-safe client checks
 // the address again when it connects).

@@ -125,7 +125,8 @@ func accountID(a *accounts.Account) *uuid.UUID {
 	return &a.ID
 }
 
-// SendQueued is the message:send job. It claims the message first, so a
+// SendQueued is the message:send job (template sends, and the chatbot's
+// replies: replies.go). It claims the message first, so a
 // duplicate task, or a retry after a crash that happened after the provider
 // call, never sends twice. lastAttempt tells it to give up on transient
 // errors.
@@ -156,25 +157,30 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 	if err != nil || a.Status != models.AccountActive {
 		return fail(0, "the account is not active", "")
 	}
-	if m.TemplateID == nil {
-		return fail(0, "the template can no longer be sent", "template not found")
-	}
-	tmpl, err := s.templates.Sendable(ctx, orgID, &a.ID, m.TemplateID, "")
-	if err != nil {
-		return fail(0, "the template can no longer be sent", err.Error())
-	}
-	values := map[string]string{}
-	if p, ok := m.Content.V["params"].(map[string]any); ok {
-		for k, v := range p {
-			values[k] = fmt.Sprint(v)
+	var msg platform.Message
+	if m.Type == "template" {
+		if m.TemplateID == nil {
+			return fail(0, "the template can no longer be sent", "template not found")
 		}
+		tmpl, err := s.templates.Sendable(ctx, orgID, &a.ID, m.TemplateID, "")
+		if err != nil {
+			return fail(0, "the template can no longer be sent", err.Error())
+		}
+		values := map[string]string{}
+		if p, ok := m.Content.V["params"].(map[string]any); ok {
+			for k, v := range p {
+				values[k] = fmt.Sprint(v)
+			}
+		}
+		t, err := templates.Build(tmpl, values)
+		if err != nil {
+			return fail(0, "the template's parameters no longer match", err.Error())
+		}
+		msg = platform.NewMessage(phone.Digits(c.PhoneNumber), "template")
+		msg.Template = &t
+	} else if msg, err = storedMessage(&m, phone.Digits(c.PhoneNumber)); err != nil { // a bot reply (replies.go)
+		return fail(0, "the message cannot be sent", err.Error())
 	}
-	t, err := templates.Build(tmpl, values)
-	if err != nil {
-		return fail(0, "the template's parameters no longer match", err.Error())
-	}
-	msg := platform.NewMessage(phone.Digits(c.PhoneNumber), "template")
-	msg.Template = &t
 	msg.BizOpaqueCallbackData = m.ID.String()
 	sent, err := s.provider.Send(ctx, a.Creds(), msg)
 	if err == nil {

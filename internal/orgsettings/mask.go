@@ -37,3 +37,10 @@ func (s *Service) Masker(ctx context.Context, orgID uuid.UUID) (Masker, error) {
 	_, st, err := s.Get(ctx, orgID)
 	return Masker{hide: st.MaskPhoneNumbers}, err
 }
+
+// Timezone answers the organization's timezone name (the chatbot's
+// business hours are in it).
+func (s *Service) Timezone(ctx context.Context, orgID uuid.UUID) (string, error) {
+	_, st, err := s.Get(ctx, orgID)
+	return st.Timezone, err
+}

@@ -91,76 +91,12 @@ type CreateInput struct {
 // strategy. The events (transfer.created, and transfer.assigned when the
 // strategy found an agent) are written with it.
 func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in CreateInput) (v *View, created bool, err error) {
-	in.Notes = strings.TrimSpace(in.Notes)
-	if len([]rune(in.Notes)) > maxNotes {
-		return nil, false, apperr.Invalidf("notes are longer than %d characters", maxNotes)
-	}
-	if in.Source == "" {
-		in.Source = SourceManual
-	}
-	var events []uuid.UUID
 	var id uuid.UUID
+	var events []uuid.UUID
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var ok bool
-		if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM contacts WHERE id = ? AND organization_id = ?)`, in.ContactID, orgID).Scan(&ok).Error; err != nil {
-			return err
-		}
-		if !ok {
-			return apperr.NotFoundf("contact not found")
-		}
-		var team *models.Team
-		if in.TeamID != nil {
-			// The lock serializes the team's assignments (see the package comment).
-			var t models.Team
-			err := tx.Raw(`SELECT * FROM teams WHERE id = ? AND organization_id = ? FOR UPDATE`, *in.TeamID, orgID).Scan(&t).Error
-			if err != nil {
-				return err
-			}
-			if t.ID == uuid.Nil {
-				return apperr.NotFoundf("team not found")
-			}
-			if !t.IsActive {
-				return apperr.Invalidf("the team is not active")
-			}
-			team = &t
-		}
-		t := models.AgentTransfer{OrganizationID: orgID, ContactID: in.ContactID, Status: models.TransferActive, Source: in.Source,
-			TeamID: in.TeamID, Notes: in.Notes, CreatedBy: in.CreatedBy, TransferredAt: s.now(), UpdatedAt: s.now()}
 		var err error
-		id, err = scanID(tx.Raw(`INSERT INTO agent_transfers (organization_id, contact_id, status, source, team_id, notes, created_by,
-			transferred_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (organization_id, contact_id) WHERE status = 'active' DO NOTHING RETURNING id`,
-			t.OrganizationID, t.ContactID, t.Status, t.Source, t.TeamID, t.Notes, t.CreatedBy, t.TransferredAt, t.UpdatedAt))
-		if err != nil {
-			return err
-		}
-		if id == uuid.Nil {
-			// The contact already has one: answer it.
-			id, err = scanID(tx.Raw(`SELECT id FROM agent_transfers WHERE organization_id = ? AND contact_id = ? AND status = 'active'`,
-				orgID, in.ContactID))
-			return err
-		}
-		created = true
-		ev, err := s.emit(ctx, tx, orgID, id, eventCreated)
-		if err != nil {
-			return err
-		}
-		events = append(events, ev)
-		if team != nil && team.AssignmentStrategy != "manual" {
-			agent, err := s.pickAgent(ctx, tx, team)
-			if err != nil || agent == uuid.Nil {
-				return err // none available: it waits in the team's queue
-			}
-			if err := s.setAgent(ctx, tx, orgID, id, agent); err != nil {
-				return err
-			}
-			ev, err := s.emit(ctx, tx, orgID, id, eventAssigned)
-			if err != nil {
-				return err
-			}
-			events = append(events, ev)
-		}
-		return nil
+		id, created, events, err = s.create(ctx, tx, orgID, in)
+		return err
 	})
 	if err != nil {
 		return nil, false, err
@@ -168,6 +104,86 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in CreateInput) (
 	s.events.Publish(ctx, orgID, events...)
 	v, err = s.Get(ctx, orgID, id)
 	return v, created, err
+}
+
+// CreateIn is Create inside tx, the transaction of the caller's change (the
+// chatbot's evaluation of a message): publish, to call after tx committed,
+// enqueues the events' dispatch.
+func (s *Service) CreateIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in CreateInput) (id uuid.UUID, created bool, publish func(context.Context), err error) {
+	id, created, events, err := s.create(ctx, tx, orgID, in)
+	if err != nil {
+		return uuid.Nil, false, nil, err
+	}
+	return id, created, func(ctx context.Context) { s.events.Publish(ctx, orgID, events...) }, nil
+}
+
+func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in CreateInput) (id uuid.UUID, created bool, events []uuid.UUID, err error) {
+	in.Notes = strings.TrimSpace(in.Notes)
+	if len([]rune(in.Notes)) > maxNotes {
+		return uuid.Nil, false, nil, apperr.Invalidf("notes are longer than %d characters", maxNotes)
+	}
+	if in.Source == "" {
+		in.Source = SourceManual
+	}
+	tx = tx.WithContext(ctx)
+	var ok bool
+	if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM contacts WHERE id = ? AND organization_id = ?)`, in.ContactID, orgID).Scan(&ok).Error; err != nil {
+		return uuid.Nil, false, nil, err
+	}
+	if !ok {
+		return uuid.Nil, false, nil, apperr.NotFoundf("contact not found")
+	}
+	var team *models.Team
+	if in.TeamID != nil {
+		// The lock serializes the team's assignments (see the package comment).
+		var t models.Team
+		if err := tx.Raw(`SELECT * FROM teams WHERE id = ? AND organization_id = ? FOR UPDATE`, *in.TeamID, orgID).Scan(&t).Error; err != nil {
+			return uuid.Nil, false, nil, err
+		}
+		if t.ID == uuid.Nil {
+			return uuid.Nil, false, nil, apperr.NotFoundf("team not found")
+		}
+		if !t.IsActive {
+			return uuid.Nil, false, nil, apperr.Invalidf("the team is not active")
+		}
+		team = &t
+	}
+	now := s.now()
+	id, err = scanID(tx.Raw(`INSERT INTO agent_transfers (organization_id, contact_id, status, source, team_id, notes, created_by,
+		transferred_at, updated_at) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (organization_id, contact_id) WHERE status = 'active' DO NOTHING RETURNING id`,
+		orgID, in.ContactID, in.Source, in.TeamID, in.Notes, in.CreatedBy, now, now))
+	if err != nil {
+		return uuid.Nil, false, nil, err
+	}
+	if id == uuid.Nil {
+		// The contact already has one: answer it.
+		id, err = scanID(tx.Raw(`SELECT id FROM agent_transfers WHERE organization_id = ? AND contact_id = ? AND status = 'active'`,
+			orgID, in.ContactID))
+		return id, false, nil, err
+	}
+	ev, err := s.emit(ctx, tx, orgID, id, eventCreated)
+	if err != nil {
+		return uuid.Nil, false, nil, err
+	}
+	events = append(events, ev)
+	if team != nil && team.AssignmentStrategy != "manual" {
+		agent, err := s.pickAgent(ctx, tx, team)
+		if err != nil {
+			return uuid.Nil, false, nil, err
+		}
+		if agent != uuid.Nil { // else it waits in the team's queue
+			if err := s.setAgent(ctx, tx, orgID, id, agent); err != nil {
+				return uuid.Nil, false, nil, err
+			}
+			ev, err := s.emit(ctx, tx, orgID, id, eventAssigned)
+			if err != nil {
+				return uuid.Nil, false, nil, err
+			}
+			events = append(events, ev)
+		}
+	}
+	return id, true, events, nil
 }
 
 // Get answers a transfer of the organization.
@@ -186,15 +202,13 @@ func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*V
 	return &rows[0], nil
 }
 
-// Active answers the contact's active transfer, or nil (the chatbot stays
-// silent while there is one).
-func (s *Service) Active(ctx context.Context, orgID, contactID uuid.UUID) (*models.AgentTransfer, error) {
-	var t models.AgentTransfer
-	err := s.db.WithContext(ctx).Take(&t, "organization_id = ? AND contact_id = ? AND status = 'active'", orgID, contactID).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil
-	}
-	return &t, err
+// HasActive reports, inside db (the chatbot's evaluation), whether the
+// contact has an active transfer: the bot stays silent while it has one.
+func (s *Service) HasActive(ctx context.Context, db *gorm.DB, orgID, contactID uuid.UUID) (bool, error) {
+	var ok bool
+	err := db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM agent_transfers WHERE organization_id = ? AND contact_id = ?
+		AND status = 'active')`, orgID, contactID).Scan(&ok).Error
+	return ok, err
 }
 
 // scanID reads the one uuid a query answers; uuid.Nil when it answers no
