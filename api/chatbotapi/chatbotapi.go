@@ -25,4 +25,6 @@ type Handlers struct {
 }
 
 // New builds the chatbot handlers.
-func New(bot *chatbot.Service, maskers Maskers) *Handlers { return &Handlers{bot: bot, maskers: maskers} }
+func New(bot *chatbot.Service, maskers Maskers) *Handlers {
+	return &Handlers{bot: bot, maskers: maskers}
+}

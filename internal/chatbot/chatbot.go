@@ -91,7 +91,6 @@ func NewService(d Deps) *Service {
 // ConsumerName implements inbound.Consumer.
 func (s *Service) ConsumerName() string { return "chatbot" }
 
-
 // checkURL validates a URL the bot will call (the SSRF-safe client checks
 // the address again when it connects).
 func (s *Service) checkURL(raw string) error {
