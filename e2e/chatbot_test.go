@@ -234,3 +234,32 @@ func TestChatbotTransferKeyword(t *testing.T) {
 	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "still there?"})
 	botSays(t, f, from, 1)
 }
+
+// A redelivered webhook (the provider retries what it thinks was lost) is
+// answered once: the message is stored once, and only stored messages
+// reach the chatbot's inbox.
+func TestChatbotAnswersARedeliveredMessageOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	f.Do("PUT", "/api/chatbot/settings", map[string]any{"chatbot_enabled": true, "fallback_message": "Hi there."}, f.admin.Auth()).Expect(t, 200)
+	const from = "15550006666"
+	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "hello"})
+	botSays(t, f, from, 1)
+	var body []byte
+	for _, h := range f.Sim.Webhooks() {
+		if strings.Contains(string(h.Body), `"body":"hello"`) {
+			body = h.Body
+		}
+	}
+	if body == nil {
+		t.Fatal("the incoming webhook is not among the simulator's")
+	}
+	for range 3 {
+		if code := signedPost(t, f.Server.URL, f.AppSecret, body); code != 200 {
+			t.Fatalf("redelivery: %d", code)
+		}
+	}
+	time.Sleep(time.Second)
+	botSays(t, f, from, 1)
+}

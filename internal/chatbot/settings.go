@@ -218,8 +218,11 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID uuid.UUID, in Settin
 // titles of 1 to 20 characters, unique case-insensitively, and gives each
 // an id (kept when it has one).
 func Buttons(field string, in []models.ChatButton, min int) ([]models.ChatButton, error) {
-	if len(in) < min || len(in) > MaxButtons {
-		return nil, apperr.Invalidf("%s must have %d to %d buttons", field, max(min, 1), MaxButtons)
+	if len(in) > MaxButtons {
+		return nil, apperr.Invalidf("%s must have at most %d buttons", field, MaxButtons)
+	}
+	if len(in) < min {
+		return nil, apperr.Invalidf("%s must have %d to %d buttons", field, min, MaxButtons)
 	}
 	out := make([]models.ChatButton, len(in))
 	seen := map[string]bool{}
