@@ -113,7 +113,9 @@ func (s *system) dbStats() dbStats {
 	return d
 }
 
-func (d dbStats) sub(o dbStats) dbStats { return dbStats{d.xacts - o.xacts, d.updated - o.updated, d.sessions - o.sessions} }
+func (d dbStats) sub(o dbStats) dbStats {
+	return dbStats{d.xacts - o.xacts, d.updated - o.updated, d.sessions - o.sessions}
+}
 
 // report adds the transactions (statements outside a transaction count one
 // each) and row updates per unit of work, and the database sessions opened
