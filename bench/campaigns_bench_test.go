@@ -81,7 +81,7 @@ func (s *system) start(id string) {
 
 // sends counts the provider's accepted sends of a phone number.
 func (s *system) sends(phoneID string) int {
-	return len(s.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: phoneID}))
+	return s.Sim.MessageCount(platformsim.MessageFilter{PhoneNumberID: phoneID})
 }
 
 // workerStats reports the workers' CPU (cores over elapsed) and peak memory.
@@ -96,6 +96,37 @@ func (s *system) workerStats(b *testing.B, c cpu, elapsed time.Duration) {
 	b.ReportMetric(float64(peak)/(1<<20), "worker-peak-MiB")
 }
 
+// dbStats are the benchmark database's transaction and row counters.
+type dbStats struct{ xacts, updated, sessions int64 }
+
+// dbStats reads them. PostgreSQL publishes a backend's counters at most
+// once a second, and an idle backend's within ten seconds: the reading
+// waits for that so that the last sends are counted.
+func (s *system) dbStats() dbStats {
+	time.Sleep(11 * time.Second)
+	var d dbStats
+	err := s.DB.Raw(`SELECT xact_commit + xact_rollback, tup_updated, sessions FROM pg_stat_database WHERE datname = current_database()`).
+		Row().Scan(&d.xacts, &d.updated, &d.sessions)
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	return d
+}
+
+func (d dbStats) sub(o dbStats) dbStats {
+	return dbStats{d.xacts - o.xacts, d.updated - o.updated, d.sessions - o.sessions}
+}
+
+// report adds the transactions (statements outside a transaction count one
+// each) and row updates per unit of work, and the database sessions opened
+// (a pool that closes and reopens connections costs PostgreSQL a backend
+// start each time).
+func (d dbStats) report(b *testing.B, n int, unit string) {
+	b.ReportMetric(float64(d.xacts)/float64(n), "pg-xacts/"+unit)
+	b.ReportMetric(float64(d.updated)/float64(n), "pg-rows-updated/"+unit)
+	b.ReportMetric(float64(d.sessions), "pg-sessions")
+}
+
 // BenchmarkCampaignUnlimited sends one TIER_UNLIMITED campaign, from the
 // start until the provider has every send, with 1, 2 and 4 worker processes
 // (default settings), and reports the CPU spent per message.
@@ -107,7 +138,7 @@ func BenchmarkCampaignUnlimited(b *testing.B) {
 			s.Do("PUT", "/api/accounts/"+s.AccountID, map[string]any{"messaging_tier": "TIER_UNLIMITED"}, s.Admin.Auth()).Expect(b, 200)
 			tmpl := s.SeedTemplate(s.OrgID, s.AccountID, "order_update", "Hi {{1}}, your order {{2}} shipped", false)
 			id := s.campaign(s.AccountID, tmpl.ID.String(), n)
-			cpu0 := s.cpu()
+			cpu0, db0 := s.cpu(), s.dbStats()
 			b.ResetTimer()
 			start := time.Now()
 			s.start(id)
@@ -121,6 +152,7 @@ func BenchmarkCampaignUnlimited(b *testing.B) {
 			if got := s.sends(s.PhoneNumberID()); got != n {
 				b.Fatalf("the provider received %d sends for %d recipients", got, n)
 			}
+			s.dbStats().sub(db0).report(b, n, "msg")
 		})
 	}
 }

@@ -1,7 +1,10 @@
 package campaigns
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -43,53 +46,119 @@ func (s *Service) claim(ctx context.Context, campaignID uuid.UUID, n int) ([]mod
 	return recs, err
 }
 
-// settleSent records that the provider accepted the recipient's message. A
-// status webhook may have settled the recipient already (its answer came
-// back before ours was recorded), so the update only moves a recipient that
-// is still sending (or unknown), and fills the provider id only when
-// missing. The provider has the message: this is retried while the
-// database is away, because the alternative is a recipient that looks
-// unsent.
-func (s *Service) settleSent(ctx context.Context, id uuid.UUID, platformID string) {
-	s.settleExec(ctx, id, `UPDATE campaign_recipients SET platform_message_id = COALESCE(platform_message_id, ?),
-		status = CASE WHEN status IN ('sending', 'unknown') THEN 'sent' ELSE status END,
-		sent_at = COALESCE(sent_at, now()), updated_at = now() WHERE id = ?`, platformID, id)
-	s.metrics.CampaignSends(metrics.SendSent, 1)
+// settlement is the outcome of one claimed recipient's send, recorded with
+// the rest of its chunk by settle.
+type settlement struct {
+	ID uuid.UUID `json:"id"`
+	// Kind is what happens to the recipient: "sent" (the provider accepted
+	// it), "failed" or "unknown" (models.RecipientUnknown: nobody knows
+	// whether the provider has it), or "release" (back to pending: the
+	// provider certainly did not take it).
+	Kind       string `json:"kind"`
+	PlatformID string `json:"platform_message_id,omitempty"`
+	// Attempted counts the send as a real attempt (a request that reached
+	// the provider and failed); throttles and waits are not attempts.
+	Attempted   bool   `json:"attempted"`
+	ErrorCode   *int   `json:"error_code"`
+	ErrorTitle  string `json:"error_title"`
+	ErrorDetail string `json:"error_detail"`
 }
 
-// settleFailed records a send that certainly failed (or, with
-// models.RecipientUnknown, one whose outcome nobody knows). attempted says
-// whether a request reached the provider (it counts as an attempt).
-func (s *Service) settleFailed(ctx context.Context, id uuid.UUID, status string, attempted bool, code *int, title, detail string) {
-	s.settleExec(ctx, id, `UPDATE campaign_recipients SET status = ?, error_code = ?, error_title = ?, error_detail = ?,
-		attempts = attempts + CASE WHEN ? THEN 1 ELSE 0 END,
-		failed_at = CASE WHEN ? = 'failed' THEN now() ELSE failed_at END, updated_at = now()
-		WHERE id = ? AND status = 'sending'`, status, code, apperr.Clip(title, 300), apperr.Clip(detail, 1000), attempted, status, id)
-	s.metrics.CampaignSends(metrics.SendOutcome(status), 1) // the statuses are the outcomes' names: failed, unknown
+// Settlement kinds besides the statuses they set (failed, unknown).
+const (
+	settleSent    = "sent"
+	settleRelease = "release"
+)
+
+func sentTo(id uuid.UUID, platformID string) settlement {
+	return settlement{ID: id, Kind: settleSent, PlatformID: platformID}
 }
 
-// release gives a claimed recipient back: the provider certainly did not
-// take the message (a throttle, an error answer, a stopped lane). attempt
-// counts the release as a failed attempt (provider trouble); throttles and
-// waits are not attempts.
-func (s *Service) release(ctx context.Context, id uuid.UUID, attempt bool) {
-	inc := 0
-	if attempt {
-		inc = 1
+// failedTo is a send that certainly failed (or, with models.RecipientUnknown,
+// one whose outcome nobody knows); attempted says whether a request reached
+// the provider.
+func failedTo(id uuid.UUID, status string, attempted bool, code *int, title, detail string) settlement {
+	return settlement{ID: id, Kind: status, Attempted: attempted, ErrorCode: code, ErrorTitle: apperr.Clip(title, 300),
+		ErrorDetail: apperr.Clip(detail, 1000)}
+}
+
+// released gives a claimed recipient back to pending; attempt counts it as a
+// failed attempt (provider trouble).
+func released(id uuid.UUID, attempt bool) settlement {
+	return settlement{ID: id, Kind: settleRelease, Attempted: attempt}
+}
+
+// settleSQL records a chunk's outcomes in one statement (the JSON of
+// []settlement, sorted by id, parameter @outcomes).
+//
+//   - sent: a status webhook may have settled the recipient already (its
+//     answer came back before ours was recorded), so only a recipient still
+//     sending (or unknown) becomes sent; the provider id and sent_at are
+//     filled when missing, whatever the status.
+//   - failed, unknown, release: only a recipient still sending moves; a
+//     release clears the claim.
+//
+// As in the status applier, the outcome is computed in SET and WHERE from
+// the row being updated: a status batch that changed the row meanwhile is
+// seen. The outcomes come sorted by id and drive a nested loop over the
+// primary key, so rows are locked in id order, the order the status
+// applier locks them in; a deadlock all the same is retried (retryDB).
+const settleSQL = `
+WITH v AS (
+    SELECT * FROM jsonb_to_recordset(CAST(@outcomes AS jsonb)) AS x(id uuid, kind text, platform_message_id text, attempted boolean,
+        error_code int, error_title text, error_detail text)
+)
+UPDATE campaign_recipients r SET
+    status = CASE
+        WHEN v.kind = 'sent' THEN (CASE WHEN r.status IN ('sending', 'unknown') THEN 'sent' ELSE r.status END)
+        WHEN v.kind = 'release' THEN 'pending'
+        ELSE v.kind END,
+    platform_message_id = CASE WHEN v.kind = 'sent' THEN COALESCE(r.platform_message_id, v.platform_message_id) ELSE r.platform_message_id END,
+    sent_at         = CASE WHEN v.kind = 'sent' THEN COALESCE(r.sent_at, now()) ELSE r.sent_at END,
+    failed_at       = CASE WHEN v.kind = 'failed' THEN now() ELSE r.failed_at END,
+    error_code      = CASE WHEN v.kind IN ('failed', 'unknown') THEN v.error_code ELSE r.error_code END,
+    error_title     = CASE WHEN v.kind IN ('failed', 'unknown') THEN v.error_title ELSE r.error_title END,
+    error_detail    = CASE WHEN v.kind IN ('failed', 'unknown') THEN v.error_detail ELSE r.error_detail END,
+    attempts        = r.attempts + CASE WHEN v.attempted THEN 1 ELSE 0 END,
+    claim_id        = CASE WHEN v.kind = 'release' THEN NULL ELSE r.claim_id END,
+    send_started_at = CASE WHEN v.kind = 'release' THEN NULL ELSE r.send_started_at END,
+    updated_at      = now()
+FROM v
+WHERE r.id = v.id AND (v.kind = 'sent' OR r.status = 'sending')`
+
+// settle records the outcomes of a chunk's sends in one statement, retried
+// while the database is away: the provider has the messages that were sent,
+// and the alternative is recipients that look unsent. It is not cancelled
+// with the lane. When it cannot be recorded at all, the recipients stay
+// sending and the sweep calls them unknown (never resent); provider
+// statuses settle those the provider accepted.
+func (s *Service) settle(ctx context.Context, outcomes []settlement) {
+	if len(outcomes) == 0 {
+		return
 	}
-	s.settleExec(ctx, id, `UPDATE campaign_recipients SET status = 'pending', claim_id = NULL, send_started_at = NULL,
-		attempts = attempts + ?, updated_at = now() WHERE id = ? AND status = 'sending'`, inc, id)
-	s.metrics.CampaignSends(metrics.SendReleased, 1)
-}
-
-// settleExec runs one idempotent recipient update, retrying while the
-// database is away. It is not cancelled with the lane: a send that happened
-// must be recorded.
-func (s *Service) settleExec(ctx context.Context, id uuid.UUID, sql string, args ...any) {
-	err := s.retryDB(context.WithoutCancel(ctx), "record a campaign send", func(ctx context.Context) error {
-		return s.db.WithContext(ctx).Exec(sql, args...).Error
-	})
+	slices.SortFunc(outcomes, func(a, b settlement) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	body, err := json.Marshal(outcomes)
+	if err == nil {
+		err = s.retryDB(context.WithoutCancel(ctx), "record campaign sends", func(ctx context.Context) error {
+			return s.db.WithContext(ctx).Exec(settleSQL, map[string]any{"outcomes": string(body)}).Error
+		})
+	}
 	if err != nil {
-		s.log.Error("cannot record a campaign send; a provider status or the sweeper will settle it", "recipient_id", id, "error", err)
+		s.log.Error("cannot record campaign sends; provider statuses or the sweeper will settle them", "recipients", len(outcomes), "error", err)
+		return
+	}
+	counts := map[metrics.SendOutcome]int{}
+	for _, o := range outcomes {
+		switch o.Kind {
+		case settleSent:
+			counts[metrics.SendSent]++
+		case settleRelease:
+			counts[metrics.SendReleased]++
+		default: // the statuses are the outcomes' names: failed, unknown
+			counts[metrics.SendOutcome(o.Kind)]++
+		}
+	}
+	for o, n := range counts {
+		s.metrics.CampaignSends(o, n)
 	}
 }

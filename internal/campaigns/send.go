@@ -47,19 +47,24 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 		return batchOutcome{}, err
 	}
 	results := make([]sendResult, len(recs))
+	settled := make([]settlement, len(recs))
 	if len(recs) == 1 {
-		results[0] = s.send(ctx, r, &recs[0])
+		results[0], settled[0] = s.send(ctx, r, &recs[0])
 	} else {
 		var wg sync.WaitGroup
 		for i := range recs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = s.send(ctx, r, &recs[i])
+				results[i], settled[i] = s.send(ctx, r, &recs[i])
 			}()
 		}
 		wg.Wait()
 	}
+	// One statement records the whole chunk: a send's outcome waits for the
+	// chunk's slowest send (milliseconds), and a worker that dies meanwhile
+	// leaves the chunk sending, which the sweep calls unknown, never resent.
+	s.settle(ctx, settled)
 	out := batchOutcome{claimed: len(recs)}
 	for _, res := range results {
 		if res.stop != "" && out.stop == "" {
@@ -72,23 +77,20 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 	return out, nil
 }
 
-// send makes one send and settles the recipient.
-func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipient) sendResult {
+// send makes one send and says how to settle the recipient.
+func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipient) (sendResult, settlement) {
 	if ctx.Err() != nil {
 		// The worker is stopping: the recipient was never handed over.
-		s.release(ctx, rec.ID, false)
-		return sendResult{}
+		return sendResult{}, released(rec.ID, false)
 	}
 	values, missing := s.values(r.campaign, r.tmpl, rec)
 	if len(missing) > 0 {
-		s.settleFailed(ctx, rec.ID, models.StatusFailed, false, nil, "missing values for the template",
+		return sendResult{}, failedTo(rec.ID, models.StatusFailed, false, nil, "missing values for the template",
 			fmt.Sprintf("the recipient has no value for: %s", strings.Join(missing, ", ")))
-		return sendResult{}
 	}
 	t, err := templates.Build(r.tmpl, values)
 	if err != nil {
-		s.settleFailed(ctx, rec.ID, models.StatusFailed, false, nil, "cannot build the template", err.Error())
-		return sendResult{}
+		return sendResult{}, failedTo(rec.ID, models.StatusFailed, false, nil, "cannot build the template", err.Error())
 	}
 	msg := platform.NewMessage(phone.Digits(rec.PhoneNumber), "template")
 	msg.Template = &t
@@ -97,37 +99,31 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 	// left, finishing it and recording the answer beats guessing later.
 	res, err := s.provider.Send(context.WithoutCancel(ctx), r.creds, msg)
 	if err == nil {
-		s.settleSent(ctx, rec.ID, res.MessageID)
-		return sendResult{}
+		return sendResult{}, sentTo(rec.ID, res.MessageID)
 	}
 	pe, ok := platform.AsError(err)
 	switch {
 	case !ok:
-		s.settleFailed(ctx, rec.ID, models.StatusFailed, false, nil, "cannot send", err.Error())
+		return sendResult{}, failedTo(rec.ID, models.StatusFailed, false, nil, "cannot send", err.Error())
 	case pe.Code == 0 && pe.Class == platform.Transient:
 		// The connection broke: the provider may have the message.
-		s.settleFailed(ctx, rec.ID, models.RecipientUnknown, true, nil, "send outcome unknown",
+		return sendResult{}, failedTo(rec.ID, models.RecipientUnknown, true, nil, "send outcome unknown",
 			"the connection to the provider broke during the send ("+pe.Error()+"); a provider status will settle it if the message "+
 				"was accepted; it is not resent, to avoid a duplicate")
 	case pe.AboutAccount():
-		s.release(ctx, rec.ID, false)
-		return sendResult{stop: "the provider refused the account: " + pe.Error(), account: true}
+		return sendResult{stop: "the provider refused the account: " + pe.Error(), account: true}, released(rec.ID, false)
 	case pe.AboutTemplate():
-		s.release(ctx, rec.ID, false)
-		return sendResult{stop: "the provider refused the template: " + pe.Error()}
+		return sendResult{stop: "the provider refused the template: " + pe.Error()}, released(rec.ID, false)
 	case pe.Class == platform.Throttled:
-		s.release(ctx, rec.ID, false)
 		return sendResult{wait: max(pe.RetryAfter, time.Second), waitReason: fmt.Sprintf("the provider throttled the account (code %d)", pe.Code),
-			waitKind: metrics.WaitProviderThrottle}
+			waitKind: metrics.WaitProviderThrottle}, released(rec.ID, false)
 	case pe.Class == platform.Transient && rec.Attempts+1 < maxAttempts:
-		s.release(ctx, rec.ID, true)
 		return sendResult{wait: time.Duration(rec.Attempts+1) * time.Second, waitReason: fmt.Sprintf("provider trouble (code %d)", pe.Code),
-			waitKind: metrics.WaitProviderError}
+			waitKind: metrics.WaitProviderError}, released(rec.ID, true)
 	default:
 		code := pe.Code
-		s.settleFailed(ctx, rec.ID, models.StatusFailed, true, &code, pe.Message, pe.Details)
+		return sendResult{}, failedTo(rec.ID, models.StatusFailed, true, &code, pe.Message, pe.Details)
 	}
-	return sendResult{}
 }
 
 // values maps the template's placeholders to the recipient's fields.
