@@ -2,8 +2,10 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,5 +200,85 @@ func TestAgentTransfersThroughTheRouter(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"transfer.assigned", "transfer.assigned", "transfer.created", "transfer.resumed"}) {
 		t.Fatalf("events %v", names)
+	}
+}
+
+// Through the router, concurrently: ten agents picking up at once never
+// share a transfer, and fifty transfers created at once for a
+// load-balanced team of five end ten per agent.
+func TestConcurrentPickupsAndLoadBalancingThroughTheRouter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	a := f.admin.Auth()
+	contact := func(i int) string {
+		var c struct{ ID string }
+		f.Do("POST", "/api/contacts", map[string]any{"phone_number": fmt.Sprintf("+1555012%04d", i)}, a).Expect(t, 201).Into(t, &c)
+		return c.ID
+	}
+	for i := range 10 {
+		f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact(i)}, a).Expect(t, 201)
+	}
+	agents := make([]apptest.Session, 10)
+	for i := range agents {
+		agents[i] = f.CreateUser(a, fmt.Sprintf("picker%d@example.test", i), "Agent")
+	}
+	picked := make([]string, len(agents))
+	var wg sync.WaitGroup
+	for i, ag := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tr struct{ ID string }
+			f.Do("POST", "/api/chatbot/transfers/pickup", nil, ag.Auth()).Expect(t, 200).Into(t, &tr)
+			picked[i] = tr.ID
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, id := range picked {
+		if id == "" || seen[id] {
+			t.Fatalf("pickups %v: a transfer was given twice", picked)
+		}
+		seen[id] = true
+	}
+
+	var team struct{ ID string }
+	f.Do("POST", "/api/teams", map[string]any{"name": "Balanced", "assignment_strategy": "load_balanced"}, a).Expect(t, 201).Into(t, &team)
+	for i := range 5 {
+		f.Do("POST", "/api/teams/"+team.ID+"/members", map[string]any{"user_id": agents[i].User.ID}, a).Expect(t, 201)
+	}
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = contact(100 + i)
+	}
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": id, "team_id": team.ID}, a).Expect(t, 201)
+		}()
+	}
+	wg.Wait()
+	var list struct {
+		Transfers []struct {
+			AgentID *string `json:"agent_id"`
+			TeamID  *string `json:"team_id"`
+		} `json:"transfers"`
+	}
+	f.Do("GET", "/api/chatbot/transfers?team_id="+team.ID+"&limit=200", nil, a).Expect(t, 200).Into(t, &list)
+	per := map[string]int{}
+	for _, tr := range list.Transfers {
+		if tr.AgentID == nil {
+			t.Fatal("a transfer of the balanced team is unassigned")
+		}
+		per[*tr.AgentID]++
+	}
+	if len(list.Transfers) != 50 || len(per) != 5 {
+		t.Fatalf("%d transfers over %d agents", len(list.Transfers), len(per))
+	}
+	for agent, n := range per {
+		if n != 10 {
+			t.Fatalf("agent %s has %d transfers: %v", agent, n, per)
+		}
 	}
 }
