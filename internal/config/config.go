@@ -69,6 +69,33 @@ func (p Platform) validate() []error {
 	return errs
 }
 
+// AI holds the defaults of the chatbot's AI replies; api and worker read it.
+type AI struct {
+	// AIAPIURL is the model server's base URL for organizations without an
+	// ai_base_url of their own ("" = the provider's API). Like those, it
+	// goes through the SSRF-safe client: a model server on the internal
+	// network needs OUTBOUND_ALLOW_PRIVATE.
+	AIAPIURL string `env:"AI_API_URL"`
+	// AIAPIKey is the key for organizations without an ai_api_key.
+	AIAPIKey string `env:"AI_API_KEY"`
+	// AITimeout bounds one model request; the chatbot answers with its
+	// fallback message past it.
+	AITimeout time.Duration `env:"AI_TIMEOUT" envDefault:"20s"`
+}
+
+func (a AI) validate() []error {
+	var errs []error
+	if a.AIAPIURL != "" {
+		if err := httpURL(a.AIAPIURL); err != nil {
+			errs = append(errs, fmt.Errorf("AI_API_URL %w", err))
+		}
+	}
+	if a.AITimeout < time.Second {
+		errs = append(errs, errors.New("AI_TIMEOUT must be at least 1s"))
+	}
+	return errs
+}
+
 // Campaigns tunes the sending pipeline; api, worker and scheduler read it.
 type Campaigns struct {
 	// Lanes is how many send loops one campaign runs in parallel.
@@ -107,6 +134,7 @@ type API struct {
 	Secrets
 	Platform
 	Campaigns
+	AI
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
 	// MetricsAddr, when set, is where the api serves GET /metrics, a
 	// listener of its own: the metrics are not public on HTTP_ADDR.
@@ -152,6 +180,7 @@ type Worker struct {
 	Secrets
 	Platform
 	Campaigns
+	AI
 	Concurrency int `env:"WORKER_CONCURRENCY" envDefault:"10"`
 	// CampaignConcurrency is the worker's separate pool for campaign lanes,
 	// so campaigns never take the slots of interactive work. Paced lanes
@@ -208,6 +237,7 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	}
 	errs = append(errs, c.Platform.validate()...)
 	errs = append(errs, c.Campaigns.validate()...)
+	errs = append(errs, c.AI.validate()...)
 	if err := httpURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
 	}
@@ -250,6 +280,7 @@ func LoadWorkerFrom(environ map[string]string) (Worker, error) {
 	}
 	errs = append(errs, c.Platform.validate()...)
 	errs = append(errs, c.Campaigns.validate()...)
+	errs = append(errs, c.AI.validate()...)
 	return c, errors.Join(errs...)
 }
 

@@ -50,6 +50,9 @@ func TestMissingOrInvalidValuesNameTheVariable(t *testing.T) {
 		"bad log level":      {set: map[string]string{"LOG_LEVEL": "loud"}, want: "LOG_LEVEL"},
 		"bad metrics addr":   {set: map[string]string{"METRICS_ADDR": "9090"}, want: "METRICS_ADDR"},
 		"metrics on public":  {set: map[string]string{"METRICS_ADDR": ":8080"}, want: "METRICS_ADDR must differ from HTTP_ADDR"},
+		"bad ai url":         {set: map[string]string{"AI_API_URL": "localhost:11434"}, want: "AI_API_URL"},
+		"short ai timeout":   {set: map[string]string{"AI_TIMEOUT": "10ms"}, want: "AI_TIMEOUT"},
+		"bad ai timeout":     {set: map[string]string{"AI_TIMEOUT": "soon"}, want: "AI_TIMEOUT"},
 	}
 	for name, c := range cases {
 		env := base()
@@ -74,6 +77,26 @@ func TestMetricsAddr(t *testing.T) {
 	env["METRICS_ADDR"] = "127.0.0.1:9090"
 	if c, err := config.LoadAPIFrom(env); err != nil || c.MetricsAddr != "127.0.0.1:9090" {
 		t.Fatalf("METRICS_ADDR %q, %v", c.MetricsAddr, err)
+	}
+}
+
+// The AI defaults are optional: no URL is the provider's API, no key is
+// what an organization without its own key gets (its AI replies fail and
+// the chatbot falls back). api and worker read the same variables.
+func TestAIDefaults(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil || c.AIAPIURL != "" || c.AIAPIKey != "" || c.AITimeout != 20*time.Second {
+		t.Fatalf("api AI defaults %+v, %v", c.AI, err)
+	}
+	env := map[string]string{"ENCRYPTION_KEY": strings.Repeat("ab", 32),
+		"AI_API_URL": "http://ollama:11434/v1", "AI_API_KEY": "sk-env", "AI_TIMEOUT": "45s"}
+	w, err := config.LoadWorkerFrom(env)
+	if err != nil || w.AIAPIURL != "http://ollama:11434/v1" || w.AIAPIKey != "sk-env" || w.AITimeout != 45*time.Second {
+		t.Fatalf("worker AI %+v, %v", w.AI, err)
+	}
+	env["AI_API_URL"] = "ftp://models"
+	if _, err := config.LoadWorkerFrom(env); err == nil || !strings.Contains(err.Error(), "AI_API_URL") {
+		t.Fatalf("worker with a bad AI_API_URL: %v", err)
 	}
 }
 
