@@ -10,6 +10,7 @@ import (
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
+	"wharf/api/pflowsapi"
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
@@ -37,6 +38,7 @@ type Domains struct {
 	Teams     *teamsapi.Handlers
 	Canned    *cannedapi.Handlers
 	Transfers *transfersapi.Handlers
+	Flows     *pflowsapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -56,6 +58,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Teams", d.Teams.Routes()),
 		tagged("Canned responses", d.Canned.Routes()),
 		tagged("Agent transfers", d.Transfers.Routes()),
+		tagged("Platform flows", d.Flows.Routes()),
 	)
 }
 

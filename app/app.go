@@ -25,6 +25,7 @@ import (
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
+	"wharf/api/pflowsapi"
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
@@ -42,6 +43,7 @@ import (
 	"wharf/internal/messaging"
 	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
+	"wharf/internal/pflows"
 	"wharf/internal/ratelimit"
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
@@ -138,6 +140,7 @@ type domains struct {
 	Teams     *teams.Service
 	Canned    *canned.Service
 	Transfers *transfers.Service
+	Flows     *pflows.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -157,6 +160,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
+	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -278,6 +282,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Teams:     teamsapi.New(d.Teams),
 			Canned:    cannedapi.New(d.Canned),
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
+			Flows:     pflowsapi.New(d.Flows),
 		},
 	})
 	a.Handler = a.Server.Handler()
