@@ -282,7 +282,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Teams:     teamsapi.New(d.Teams),
 			Canned:    cannedapi.New(d.Canned),
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
-			Flows:     pflowsapi.New(d.Flows),
+			Flows:     pflowsapi.New(d.Flows, d.Messaging),
 		},
 	})
 	a.Handler = a.Server.Handler()

@@ -180,3 +180,67 @@ func TestPlatformFlowsThroughTheRouter(t *testing.T) {
 	}
 	f.Do("GET", "/api/flows/"+imported, nil, manager).Expect(t, 404)
 }
+
+// A published flow goes to a contact as a flow message through the normal
+// send path: stored as type flow, accepted by the provider with the flow's
+// provider id and first screen, and its statuses tracked up to read.
+func TestPlatformFlowMessageToAContact(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	admin := f.admin.Auth()
+	agent := f.CreateUser(admin, "flow-sender@example.test", "Agent").Auth()
+	f.StartWorker()
+	contactID := f.contactFromIncoming(t, "15550190001", "Ann", "hello")
+
+	var flow flowOut
+	f.Do("POST", "/api/flows", map[string]any{"account_id": f.accountID, "name": "Pick", "categories": []string{"SURVEY"},
+		"json_definition": flowDefinition("CHOOSE")}, admin).Expect(t, 201).Into(t, &flow)
+	send := map[string]any{"contact_id": contactID, "body": "Which one?", "cta": "Choose"}
+	if r := f.Do("POST", "/api/flows/"+flow.ID+"/send", send, agent).Expect(t, 409); !strings.Contains(r.Message, "only PUBLISHED flows can be sent") {
+		t.Fatalf("draft send: %q", r.Message)
+	}
+	f.Do("POST", "/api/flows/"+flow.ID+"/save-to-meta", nil, admin).Expect(t, 200)
+	f.Do("POST", "/api/flows/"+flow.ID+"/publish", nil, admin).Expect(t, 200)
+	f.Do("GET", "/api/flows/"+flow.ID, nil, admin).Expect(t, 200).Into(t, &flow)
+
+	f.Do("POST", "/api/flows/"+flow.ID+"/send", map[string]any{"body": "x", "cta": "y"}, agent).Expect(t, 400)
+	f.Do("POST", "/api/flows/"+flow.ID+"/send", map[string]any{"contact_id": contactID, "cta": "Choose"}, agent).Expect(t, 400)
+	f.Do("POST", "/api/flows/"+flow.ID+"/send", map[string]any{"contact_id": "00000000-0000-0000-0000-000000000001", "body": "x", "cta": "y"}, agent).Expect(t, 404)
+	var sent struct {
+		ID                string `json:"id"`
+		PlatformMessageID string `json:"platform_message_id"`
+		Status            string `json:"status"`
+	}
+	f.Do("POST", "/api/flows/"+flow.ID+"/send", send, agent).Expect(t, 200).Into(t, &sent)
+	if sent.Status != "sent" || sent.PlatformMessageID == "" {
+		t.Fatalf("sent %+v", sent)
+	}
+	m := f.waitStatus(t, sent.ID, "read")
+	if m.Type != "flow" || m.Content.V["provider_flow_id"] != *flow.ProviderFlowID || m.Content.V["screen"] != "CHOOSE" {
+		t.Fatalf("stored %+v", m)
+	}
+	var at []platformsim.Message
+	for _, sm := range f.Sim.Messages(platformsim.MessageFilter{To: "15550190001"}) {
+		if sm.ID == sent.PlatformMessageID {
+			at = append(at, sm)
+		}
+	}
+	if len(at) != 1 || !strings.Contains(string(at[0].Body), `"flow_id":"`+*flow.ProviderFlowID+`"`) ||
+		!strings.Contains(string(at[0].Body), `"screen":"CHOOSE"`) {
+		t.Fatalf("at the provider: %+v", at)
+	}
+	var msgs struct {
+		Items []struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+		} `json:"items"`
+	}
+	f.Do("GET", "/api/contacts/"+contactID+"/messages", nil, agent).Expect(t, 200).Into(t, &msgs)
+	found := false
+	for _, mm := range msgs.Items {
+		found = found || (mm.ID == sent.ID && mm.Type == "flow")
+	}
+	if !found {
+		t.Fatalf("the flow message is not in the conversation: %+v", msgs)
+	}
+}

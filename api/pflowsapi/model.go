@@ -85,6 +85,25 @@ type statusResp struct {
 	Status string    `json:"status"`
 }
 
+// sendRequest sends a flow message; screen defaults to the flow's first
+// screen, flow_token to a new UUID (the contact's flow reply carries it).
+type sendRequest struct {
+	ContactID string         `json:"contact_id"`
+	Body      string         `json:"body"`
+	CTA       string         `json:"cta"`
+	Header    string         `json:"header"`
+	Footer    string         `json:"footer"`
+	Screen    string         `json:"screen"`
+	Data      map[string]any `json:"data"`
+	FlowToken string         `json:"flow_token"`
+}
+
+type sentResp struct {
+	ID                uuid.UUID `json:"id"`
+	PlatformMessageID string    `json:"platform_message_id"`
+	Status            string    `json:"status"`
+}
+
 type syncRequest struct {
 	AccountID string `json:"account_id"`
 }

@@ -36,5 +36,8 @@ func (h *Handlers) Routes() []web.Route {
 		{Method: "POST", Path: "/api/flows/:id/deprecate", Access: web.Perm("flows:update"), Handler: h.deprecate,
 			Summary: "Deprecate a PUBLISHED flow at the provider (final)", Response: statusResp{},
 			Errors: []int{http.StatusBadGateway}},
+		{Method: "POST", Path: "/api/flows/:id/send", Access: web.Perm("messages:create"), Handler: h.send,
+			Summary: "Send a PUBLISHED flow to a contact as a flow message (within the contact's 24-hour window)",
+			Request: sendRequest{}, Response: sentResp{}, Errors: []int{http.StatusBadGateway, http.StatusTooManyRequests}},
 	}
 }

@@ -458,4 +458,10 @@ func TestSendable(t *testing.T) {
 	if waba, err := s.BusinessAccountID(ctx, got); err != nil || waba != b.account.BusinessAccountID {
 		t.Fatalf("business account %q, %v", waba, err)
 	}
+	if screen := pflows.FirstScreen(got); screen != "WELCOME" {
+		t.Fatalf("first screen %q", screen)
+	}
+	if screen := pflows.FirstScreen(&models.PlatformFlow{}); screen != "" {
+		t.Fatalf("first screen of an empty definition %q", screen)
+	}
 }

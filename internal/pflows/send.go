@@ -32,3 +32,16 @@ func (s *Service) BusinessAccountID(ctx context.Context, f *models.PlatformFlow)
 	}
 	return a.BusinessAccountID, nil
 }
+
+// FirstScreen answers the id of the flow's first screen, where a flow
+// message opens it unless told otherwise; empty when the definition has
+// none.
+func FirstScreen(f *models.PlatformFlow) string {
+	screens, _ := f.JSONDefinition.V["screens"].([]any)
+	if len(screens) == 0 {
+		return ""
+	}
+	first, _ := screens[0].(map[string]any)
+	id, _ := first["id"].(string)
+	return id
+}
