@@ -11,6 +11,7 @@ import (
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
+	"wharf/api/pflowsapi"
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
@@ -39,6 +40,7 @@ type Domains struct {
 	Canned    *cannedapi.Handlers
 	Transfers *transfersapi.Handlers
 	Chatbot   *chatbotapi.Handlers
+	Flows     *pflowsapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -59,6 +61,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Canned responses", d.Canned.Routes()),
 		tagged("Chatbot", d.Chatbot.Routes()),
 		tagged("Agent transfers", d.Transfers.Routes()),
+		tagged("Platform flows", d.Flows.Routes()),
 	)
 }
 

@@ -26,6 +26,7 @@ import (
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
+	"wharf/api/pflowsapi"
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
@@ -44,6 +45,7 @@ import (
 	"wharf/internal/messaging"
 	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
+	"wharf/internal/pflows"
 	"wharf/internal/ratelimit"
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
@@ -141,6 +143,7 @@ type domains struct {
 	Canned    *canned.Service
 	Transfers *transfers.Service
 	Chatbot   *chatbot.Service
+	Flows     *pflows.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -162,6 +165,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log})
+	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -285,6 +289,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Canned:    cannedapi.New(d.Canned),
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
 			Chatbot:   chatbotapi.New(d.Chatbot, d.Settings),
+			Flows:     pflowsapi.New(d.Flows, d.Messaging),
 		},
 	})
 	a.Handler = a.Server.Handler()

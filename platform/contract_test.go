@@ -130,6 +130,10 @@ func TestClientAgainstSimulator(t *testing.T) {
 	// Flows.
 	flowID, err := c.CreateFlow(ctx, cr, "Signup", []string{"SIGN_UP"})
 	must(err)
+	if data, err := c.FlowJSON(ctx, cr, flowID); err != nil || data != nil {
+		t.Fatalf("flow JSON before any upload: %q, %v", data, err)
+	}
+	must(c.UpdateFlow(ctx, cr, flowID, "Sign up", []string{"SIGN_UP", "OTHER"}))
 	verrs, err := c.UploadFlowJSON(ctx, cr, flowID, []byte(`{"version":"3.1"}`))
 	must(err)
 	if len(verrs) == 0 {
@@ -143,13 +147,19 @@ func TestClientAgainstSimulator(t *testing.T) {
 	if len(verrs) != 0 {
 		t.Fatalf("validation errors %+v", verrs)
 	}
+	if data, err := c.FlowJSON(ctx, cr, flowID); err != nil || !strings.Contains(string(data), `"SingleColumnLayout"`) {
+		t.Fatalf("flow JSON: %q, %v", data, err)
+	}
 	must(c.PublishFlow(ctx, cr, flowID))
+	if err := c.UpdateFlow(ctx, cr, flowID, "Renamed", nil); err == nil {
+		t.Fatal("a published flow was renamed")
+	}
 	must(c.DeprecateFlow(ctx, cr, flowID))
 	f, err := c.GetFlow(ctx, cr, flowID)
 	must(err)
 	flows, err := c.ListFlows(ctx, cr)
 	must(err)
-	if f.Status != "DEPRECATED" || len(flows) != 1 {
+	if f.Status != "DEPRECATED" || f.Name != "Sign up" || len(f.Categories) != 2 || len(flows) != 1 {
 		t.Fatalf("flow %+v, %d flows", f, len(flows))
 	}
 

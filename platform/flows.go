@@ -3,6 +3,8 @@ package platform
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/url"
 )
 
@@ -75,4 +77,53 @@ func (c *Client) ListFlows(ctx context.Context, cr Creds) ([]Flow, error) {
 		Data []Flow `json:"data"`
 	}
 	return out.Data, c.getJSON(ctx, cr.AccessToken, cr.BusinessAccountID+"/flows", nil, &out)
+}
+
+// UpdateFlow changes a draft flow's name and categories.
+func (c *Client) UpdateFlow(ctx context.Context, cr Creds, flowID, name string, categories []string) error {
+	var out successResp
+	return c.postJSON(ctx, cr.AccessToken, flowID, map[string]any{"name": name, "categories": categories}, &out)
+}
+
+// maxFlowJSON bounds a downloaded flow JSON.
+const maxFlowJSON = 10 << 20
+
+// FlowJSON downloads a flow's uploaded flow JSON; nil when it has none. The
+// provider answers a signed download URL that takes no token.
+func (c *Client) FlowJSON(ctx context.Context, cr Creds, flowID string) ([]byte, error) {
+	var assets struct {
+		Data []struct {
+			AssetType   string `json:"asset_type"`
+			DownloadURL string `json:"download_url"`
+		} `json:"data"`
+	}
+	if err := c.getJSON(ctx, cr.AccessToken, flowID+"/assets", nil, &assets); err != nil {
+		return nil, err
+	}
+	for _, a := range assets.Data {
+		if a.AssetType != "FLOW_JSON" || a.DownloadURL == "" {
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.DownloadURL, nil)
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.http.Do(req)
+		if err != nil {
+			return nil, networkError(err)
+		}
+		defer res.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(res.Body, maxFlowJSON+1))
+		if err != nil {
+			return nil, networkError(err)
+		}
+		if res.StatusCode/100 != 2 {
+			return nil, parseError(res.StatusCode, res.Header, data)
+		}
+		if len(data) > maxFlowJSON {
+			return nil, &Error{HTTPStatus: res.StatusCode, Message: "the flow JSON is larger than 10 MiB", Class: Permanent}
+		}
+		return data, nil
+	}
+	return nil, nil
 }

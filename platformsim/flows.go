@@ -372,3 +372,21 @@ func lineCol(data []byte, offset int64) (int, int) {
 	}
 	return line, col
 }
+
+// SetFlowStatus sets a flow's status as the provider does on its own (for
+// example BLOCKED or THROTTLED after quality checks), for tests of code
+// that syncs flows. No webhook is posted.
+func (s *Simulator) SetFlowStatus(flowID, status string) error {
+	status = strings.ToUpper(status)
+	if !slices.Contains([]string{"DRAFT", "PUBLISHED", "DEPRECATED", "BLOCKED", "THROTTLED"}, status) {
+		return fmt.Errorf("platformsim: unknown flow status %q", status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.objects[flowID].(*flow)
+	if !ok {
+		return fmt.Errorf("platformsim: %w: flow %s", ErrNotFound, flowID)
+	}
+	f.status = status
+	return nil
+}

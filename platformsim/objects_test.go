@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -241,6 +242,19 @@ func TestFlows(t *testing.T) {
 	_, out = f.do(t, "GET", "/v21.0/"+f.ba.ID+"/flows", testToken, nil)
 	if d := out["data"].([]any); len(d) != 1 || d[0].(map[string]any)["status"] != "DEPRECATED" {
 		t.Errorf("list: %v", out)
+	}
+	// The provider's own moves (quality checks) come from the control API.
+	if err := f.sim.SetFlowStatus(id, "blocked"); err != nil {
+		t.Fatal(err)
+	}
+	if _, out = f.do(t, "GET", "/v21.0/"+id, testToken, nil); out["status"] != "BLOCKED" {
+		t.Errorf("after SetFlowStatus: %v", out)
+	}
+	if err := f.sim.SetFlowStatus(id, "GONE"); err == nil {
+		t.Error("an unknown status was set")
+	}
+	if err := f.sim.SetFlowStatus("404", "DRAFT"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown flow: %v", err)
 	}
 	_, out = f.do(t, "GET", "/v21.0/"+id+"/assets", testToken, nil)
 	if d := out["data"].([]any); len(d) != 1 {

@@ -21,6 +21,8 @@ import (
 type Provider struct {
 	Sim    *platformsim.Simulator
 	Client *platform.Client
+	// URL is the simulator's address, for a test's own client.
+	URL string
 	// WABA is a business account with one phone number, whose token is
 	// Token: the token of the factory's accounts.
 	WABA platformsim.BusinessAccount
@@ -45,7 +47,7 @@ func startProvider(t testing.TB, configure func(*platformsim.Config)) *Provider 
 	t.Cleanup(func() { srv.Close(); sim.Close() })
 	waba := sim.AddBusinessAccount(platformsim.BusinessAccount{Name: "Acme", AccessToken: Token,
 		PhoneNumbers: []platformsim.PhoneNumber{{VerifiedName: "Acme"}}})
-	return &Provider{Sim: sim, Client: platform.New(srv.URL, "", nil), WABA: waba}
+	return &Provider{Sim: sim, Client: platform.New(srv.URL, "", nil), URL: srv.URL, WABA: waba}
 }
 
 // PhoneNumberID is the id of the business account's phone number.
