@@ -33,6 +33,7 @@ import (
 	"wharf/api/transfersapi"
 	"wharf/api/webhooksapi"
 	"wharf/internal/accounts"
+	"wharf/internal/ai"
 	"wharf/internal/audio"
 	"wharf/internal/campaigns"
 	"wharf/internal/canned"
@@ -146,7 +147,7 @@ type domains struct {
 	Flows     *pflows.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
 	m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
@@ -164,7 +165,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, box *secre
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
-		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log})
+		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
+		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
@@ -256,7 +258,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
 	m := metrics.New()
-	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), m, log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), m, log)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +358,7 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	ids := identity.NewService(in.DB, nil, nil, log)
 	m := metrics.New()
 	m.WatchQueues(in.Inspector)
-	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
 	if err != nil {
 		return nil, err
 	}

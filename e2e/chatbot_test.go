@@ -263,3 +263,64 @@ func TestChatbotAnswersARedeliveredMessageOnce(t *testing.T) {
 	time.Sleep(time.Second)
 	botSays(t, f, from, 1)
 }
+
+// AI replies through a fake OpenAI-compatible server: the request carries
+// the system prompt, the matching context and the conversation in order,
+// with the organization's key, model, temperature and token limit; when the
+// model fails, the fallback goes out instead.
+func TestChatbotAIReplyAndFallback(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	llm := apptest.NewFakeLLM(t)
+	llm.SetReply("We open at nine.")
+	a := f.admin.Auth()
+	f.Do("PUT", "/api/chatbot/settings", map[string]any{"ai_base_url": "ftp://model"}, a).Expect(t, 400)
+	var st struct {
+		HasAIAPIKey bool    `json:"has_ai_api_key"`
+		AIAPIKey    *string `json:"ai_api_key"`
+	}
+	f.Do("PUT", "/api/chatbot/settings", map[string]any{"chatbot_enabled": true, "ai_enabled": true, "ai_provider": "openai",
+		"ai_model": "gpt-test", "ai_api_key": "sk-org-key", "ai_base_url": llm.OpenAIBaseURL(), "ai_temperature": 0.2,
+		"ai_max_tokens": 120, "system_prompt": "You are the shop's assistant.", "fallback_message": "Please try later."}, a).
+		Expect(t, 200).Into(t, &st)
+	if !st.HasAIAPIKey || st.AIAPIKey != nil {
+		t.Fatalf("settings show %+v: the key is write-only", st)
+	}
+	f.Do("POST", "/api/chatbot/ai-contexts", map[string]any{"name": "Hours", "trigger_keywords": []string{"open"}, "context_type": "static",
+		"content": "Open 9-17 on weekdays."}, a).Expect(t, 201)
+	f.Do("POST", "/api/chatbot/ai-contexts", map[string]any{"name": "Returns", "trigger_keywords": []string{"refund"}, "context_type": "static",
+		"content": "Refunds within 30 days."}, a).Expect(t, 201)
+
+	const from = "15550007777"
+	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "hi"})
+	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "When are you open?"})
+	got := botSays(t, f, from, 2)
+	if got[1].text() != "We open at nine." {
+		t.Fatalf("AI reply %+v", got[1])
+	}
+	reqs := llm.Requests()
+	r := reqs[len(reqs)-1]
+	if r.Key != "sk-org-key" || r.Model != "gpt-test" || r.Temperature == nil || *r.Temperature != 0.2 || r.MaxTokens != 120 {
+		t.Fatalf("request %+v", r)
+	}
+	if !strings.Contains(r.System, "You are the shop's assistant.") || !strings.Contains(r.System, "Open 9-17") ||
+		strings.Contains(r.System, "Refunds") {
+		t.Fatalf("system prompt %q: want the prompt and only the matching context", r.System)
+	}
+	var turns []string
+	for _, m := range r.Messages {
+		turns = append(turns, m.Role+":"+m.Text)
+	}
+	want := []string{"user:hi", "assistant:We open at nine.", "user:When are you open?"}
+	if strings.Join(turns, "|") != strings.Join(want, "|") {
+		t.Fatalf("history %v, want %v", turns, want)
+	}
+
+	llm.SetFailure(500, "overloaded")
+	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "and on sunday?"})
+	got = botSays(t, f, from, 3)
+	if got[2].text() != "Please try later." {
+		t.Fatalf("fallback after an AI failure %+v", got[2])
+	}
+}

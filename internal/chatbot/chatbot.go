@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/ai"
 	"wharf/internal/messaging"
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
@@ -50,6 +51,19 @@ type Timezones interface {
 	Timezone(ctx context.Context, orgID uuid.UUID) (string, error)
 }
 
+// AI answers with a model (internal/ai).
+type AI interface {
+	Reply(ctx context.Context, cfg ai.Config, system string, history []ai.Message) (string, error)
+	FetchContext(ctx context.Context, url string) (string, error)
+}
+
+// AIDefaults are used by organizations without their own AI base URL or
+// key (AI_API_URL, AI_API_KEY).
+type AIDefaults struct {
+	BaseURL string
+	APIKey  string
+}
+
 // Service is the chatbot domain.
 type Service struct {
 	db        *gorm.DB
@@ -60,6 +74,8 @@ type Service struct {
 	transfers Transfers
 	contacts  Contacts
 	timezones Timezones
+	ai        AI
+	aiDefault AIDefaults
 	enq       *jobs.Enqueuer
 	log       *slog.Logger
 	now       func() time.Time
@@ -67,15 +83,17 @@ type Service struct {
 
 // Deps are the chatbot's collaborators.
 type Deps struct {
-	DB        *gorm.DB
-	Box       *secrets.Box    // seals the AI API key
-	Policy    safehttp.Policy // for the URLs the bot calls (AI base URL, api contexts, api_fetch steps)
-	Replies   Replier
-	Transfers Transfers
-	Contacts  Contacts
-	Timezones Timezones
-	Enqueuer  *jobs.Enqueuer
-	Log       *slog.Logger
+	DB         *gorm.DB
+	Box        *secrets.Box    // seals the AI API key
+	Policy     safehttp.Policy // for the URLs the bot calls (AI base URL, api contexts, api_fetch steps)
+	Replies    Replier
+	Transfers  Transfers
+	Contacts   Contacts
+	Timezones  Timezones
+	AI         AI
+	AIDefaults AIDefaults
+	Enqueuer   *jobs.Enqueuer
+	Log        *slog.Logger
 }
 
 // fetchTimeout bounds an api_fetch step's call.
@@ -84,7 +102,7 @@ const fetchTimeout = 10 * time.Second
 // NewService wires the chatbot domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, box: d.Box, policy: d.Policy, http: d.Policy.Client(fetchTimeout), replies: d.Replies,
-		transfers: d.Transfers, contacts: d.Contacts, timezones: d.Timezones, enq: d.Enqueuer, log: d.Log,
+		transfers: d.Transfers, contacts: d.Contacts, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults, enq: d.Enqueuer, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 

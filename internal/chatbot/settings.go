@@ -10,7 +10,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/ai"
 	"wharf/internal/apperr"
+	"wharf/internal/safehttp"
 	"wharf/models"
 )
 
@@ -157,8 +159,8 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID uuid.UUID, in Settin
 	if in.AIBaseURL != nil {
 		u := strings.TrimSpace(*in.AIBaseURL)
 		if u != "" {
-			if err := s.checkURL(u); err != nil {
-				return nil, apperr.Invalidf("ai_base_url: %v", err)
+			if err := ai.ValidateBaseURL(s.policy, u); err != nil {
+				return nil, apperr.Invalidf("ai_base_url: %s", safehttp.Public(err))
 			}
 		}
 		st.AIBaseURL = u
