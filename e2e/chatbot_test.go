@@ -58,6 +58,19 @@ func botSays(t *testing.T, f *fixture, to string, n int) []sent {
 	return out
 }
 
+// evaluated waits until the bot has evaluated the incoming message with
+// the provider id wamid and answers its outcome.
+func evaluated(t *testing.T, f *fixture, wamid string) string {
+	t.Helper()
+	var outcome string
+	apptest.Eventually(t, 15*time.Second, "the bot evaluated "+wamid, func() bool {
+		f.DB.Raw(`SELECT i.outcome FROM chatbot_inbox i JOIN messages m ON m.id = i.message_id
+			WHERE m.platform_message_id = ? AND i.evaluated_at IS NOT NULL`, wamid).Scan(&outcome)
+		return outcome != ""
+	})
+	return outcome
+}
+
 func (s sent) text() string {
 	if s.Type == "text" {
 		return s.Text.Body
@@ -195,8 +208,11 @@ func TestChatbotFlowCollectsAnswersAndTransfers(t *testing.T) {
 		t.Fatalf("session data after the transfer %+v", data)
 	}
 
-	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "hello?"})
-	botSays(t, f, from, 5) // silent: an agent has it
+	wamid := f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "hello?"})
+	if outcome := evaluated(t, f, wamid); outcome != "silent: an agent has the conversation" {
+		t.Fatalf("while transferred: %q", outcome)
+	}
+	botSays(t, f, from, 5)
 	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, agent.Auth()).Expect(t, 200)
 	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "anyone?"})
 	got = botSays(t, f, from, 6)
@@ -231,7 +247,10 @@ func TestChatbotTransferKeyword(t *testing.T) {
 	if len(list.Transfers) != 1 || list.Transfers[0].Source != "keyword" || list.Transfers[0].TeamID != nil || list.GeneralQueueCount != 1 {
 		t.Fatalf("transfers %+v", list)
 	}
-	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "still there?"})
+	wamid := f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "still there?"})
+	if outcome := evaluated(t, f, wamid); outcome != "silent: an agent has the conversation" {
+		t.Fatalf("while transferred: %q", outcome)
+	}
 	botSays(t, f, from, 1)
 }
 
