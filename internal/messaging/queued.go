@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
@@ -93,24 +94,33 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	if _, err := templates.Build(tmpl, in.Params); err != nil {
 		return nil, err
 	}
-	if contact == nil {
-		if contact, err = s.contacts.FindOrCreate(ctx, orgID, number, &account.ID); err != nil {
-			return nil, err
-		}
-	}
 	params := make(map[string]any, len(in.Params))
 	for k, v := range in.Params {
 		params[k] = v
 	}
 	now := s.now()
-	m := models.Message{ID: uuid.New(), OrganizationID: orgID, ContactID: contact.ID, AccountID: &account.ID,
+	m := models.Message{ID: uuid.New(), OrganizationID: orgID, AccountID: &account.ID,
 		Direction: models.DirectionOutgoing, Type: "template", Status: models.StatusPending, TemplateName: tmpl.Name,
 		TemplateID: &tmpl.ID, SentBy: &actor.UserID, APIKeyID: actor.APIKeyID, OccurredAt: now}
 	m.Content.V = map[string]any{"template_id": tmpl.ID, "template_name": tmpl.Name, "language": tmpl.Language,
 		"params": params, "text": templates.Describe(tmpl, in.Params)}
-	if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {
+	// The contact (found or created) and the message are written in one
+	// transaction: one commit per send instead of two, and no contact is left
+	// behind by a send that could not be stored.
+	var created uuid.UUID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if contact == nil {
+			if contact, created, err = s.contacts.Upsert(ctx, tx, orgID, number, &account.ID, "", "send"); err != nil {
+				return err
+			}
+		}
+		m.ContactID = contact.ID
+		return tx.Create(&m).Error
+	})
+	if err != nil {
 		return nil, err
 	}
+	s.webhooks.Publish(ctx, orgID, created)
 	if _, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: orgID, MessageID: m.ID}); err != nil && !errors.Is(err, jobs.ErrDuplicate) {
 		// The sweeper enqueues pending messages whose task is missing.
 		s.log.Warn("cannot enqueue a template send; the sweeper will retry", "message_id", m.ID, "error", err)
@@ -130,13 +140,28 @@ func accountID(a *accounts.Account) *uuid.UUID {
 // call, never sends twice. lastAttempt tells it to give up on transient
 // errors.
 func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
-	var m models.Message
-	res := s.db.WithContext(ctx).Raw(`UPDATE messages SET send_started_at = now(), updated_at = now()
+	// The claim returns the contact's fields that the send and its event
+	// need (one round trip instead of two); no contact row means it was
+	// deleted since the request.
+	var row struct {
+		models.Message
+		ContactFound       bool
+		ContactPhoneNumber string
+		ContactName        string
+		ContactProfileName string
+	}
+	res := s.db.WithContext(ctx).Raw(`WITH claimed AS (
+		UPDATE messages SET send_started_at = now(), updated_at = now()
 		WHERE id = ? AND organization_id = ? AND status = 'pending' AND send_started_at IS NULL AND platform_message_id IS NULL
-		RETURNING *`, id, orgID).Scan(&m)
+		RETURNING *)
+		SELECT claimed.*, c.id IS NOT NULL AS contact_found, c.phone_number AS contact_phone_number,
+		       c.name AS contact_name, c.profile_name AS contact_profile_name
+		FROM claimed LEFT JOIN contacts c ON c.id = claimed.contact_id AND c.organization_id = claimed.organization_id`,
+		id, orgID).Scan(&row)
 	if res.Error != nil {
 		return res.Error
 	}
+	m := row.Message
 	if m.ID == uuid.Nil {
 		return nil // sent, failed, or in the hands of an earlier attempt
 	}
@@ -145,10 +170,11 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 		s.markFailed(ctx, m.ID, pe)
 		return nil
 	}
-	c, err := s.contacts.Contact(ctx, orgID, m.ContactID)
-	if err != nil {
+	if !row.ContactFound {
 		return fail(0, "contact no longer exists", "")
 	}
+	c := &models.Contact{ID: m.ContactID, OrganizationID: orgID, PhoneNumber: row.ContactPhoneNumber,
+		Name: row.ContactName, ProfileName: row.ContactProfileName}
 	if m.AccountID == nil {
 		return fail(0, "the account was disconnected", "")
 	}

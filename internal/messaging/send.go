@@ -126,13 +126,12 @@ func (s *Service) markAccepted(ctx context.Context, m *models.Message, c *models
 	err := s.db.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error {
 		// A status webhook may already have matched the message through its
 		// callback data; then only the id is left to set.
-		if err := tx.Exec(`UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
+		// One statement for the message and the contact's last activity.
+		if err := tx.Exec(`WITH sent AS (UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
 			status = CASE WHEN status = 'pending' THEN 'sent' ELSE status END,
-			sent_at = COALESCE(sent_at, ?), updated_at = now() WHERE id = ?`, platformID, now, m.ID).Error; err != nil {
-			return err
-		}
-		if err := tx.Model(&models.Contact{}).Where("id = ?", c.ID).
-			Update("last_message_at", gorm.Expr("GREATEST(COALESCE(last_message_at, ?), ?)", now, now)).Error; err != nil {
+			sent_at = COALESCE(sent_at, ?), updated_at = now() WHERE id = ? RETURNING id)
+			UPDATE contacts SET last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
+			platformID, now, m.ID, now, now, c.ID).Error; err != nil {
 			return err
 		}
 		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
