@@ -50,7 +50,7 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	var account *accounts.Account
 	var err error
 	if strings.TrimSpace(in.AccountName) != "" {
-		if account, err = s.accounts.Sender(ctx, orgID, in.AccountName, nil); err != nil {
+		if account, err = s.accounts.RecentSender(ctx, orgID, in.AccountName, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -66,11 +66,11 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	}
 	var tmpl *models.Template
 	if in.TemplateID != nil {
-		if tmpl, err = s.templates.Sendable(ctx, orgID, accountID(account), in.TemplateID, ""); err != nil {
+		if tmpl, err = s.templates.RecentSendable(ctx, orgID, accountID(account), in.TemplateID, ""); err != nil {
 			return nil, err
 		}
 		if account == nil {
-			if account, err = s.accounts.Sender(ctx, orgID, "", &tmpl.AccountID); err != nil {
+			if account, err = s.accounts.RecentSender(ctx, orgID, "", &tmpl.AccountID); err != nil {
 				return nil, err
 			}
 			if account.ID != tmpl.AccountID {
@@ -83,11 +83,11 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 			if contact != nil {
 				preferred = contact.AccountID
 			}
-			if account, err = s.accounts.Sender(ctx, orgID, "", preferred); err != nil {
+			if account, err = s.accounts.RecentSender(ctx, orgID, "", preferred); err != nil {
 				return nil, err
 			}
 		}
-		if tmpl, err = s.templates.Sendable(ctx, orgID, &account.ID, nil, in.TemplateName); err != nil {
+		if tmpl, err = s.templates.RecentSendable(ctx, orgID, &account.ID, nil, in.TemplateName); err != nil {
 			return nil, err
 		}
 	}
