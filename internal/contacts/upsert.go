@@ -16,11 +16,25 @@ import (
 // A profile name, when given, is kept up to date; the account is set when the
 // contact has none.
 func (s *Service) Upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source string) (*models.Contact, uuid.UUID, error) {
+	return s.upsert(ctx, tx, orgID, number, accountID, profileName, source, "")
+}
+
+// UpsertAnd is Upsert for a new contact's first row elsewhere: and, a
+// data-modifying statement of the caller's with its args, runs in the same
+// statement and reads the contact's id as (SELECT id FROM contact). A
+// created contact bumps a contact_counts row (a trigger), whose lock is held
+// until the transaction ends: one statement instead of two keeps that short
+// under concurrent sends.
+func (s *Service) UpsertAnd(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
+	return s.upsert(ctx, tx, orgID, number, accountID, "", source, and, args...)
+}
+
+func (s *Service) upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
 	var row struct {
 		models.Contact
 		Inserted bool
 	}
-	err := tx.WithContext(ctx).Raw(`
+	q := `
 INSERT INTO contacts (organization_id, phone_number, account_id, profile_name, metadata)
 VALUES (?, ?, ?, ?, '{}'::jsonb)
 ON CONFLICT (organization_id, phone_number) DO UPDATE SET
@@ -28,8 +42,15 @@ ON CONFLICT (organization_id, phone_number) DO UPDATE SET
     account_id   = COALESCE(contacts.account_id, EXCLUDED.account_id),
     updated_at   = CASE WHEN EXCLUDED.profile_name <> '' AND EXCLUDED.profile_name <> contacts.profile_name
                         THEN now() ELSE contacts.updated_at END
-RETURNING *, (xmax = 0) AS inserted`, orgID, number, accountID, profileName).Scan(&row).Error
-	if err != nil {
+RETURNING *, (xmax = 0) AS inserted`
+	all := []any{orgID, number, accountID, profileName}
+	if and != "" {
+		// ON CONFLICT DO UPDATE returns the row in both cases, so and
+		// always sees the contact.
+		q = "WITH contact AS (" + q + "), chained AS (" + and + ") SELECT * FROM contact"
+		all = append(all, args...)
+	}
+	if err := tx.WithContext(ctx).Raw(q, all...).Scan(&row).Error; err != nil {
 		return nil, uuid.Nil, err
 	}
 	c := row.Contact
