@@ -8,6 +8,7 @@ import (
 
 	"wharf/internal/apperr"
 	"wharf/internal/phone"
+	"wharf/internal/webhooks"
 	"wharf/models"
 )
 
@@ -16,20 +17,39 @@ import (
 // A profile name, when given, is kept up to date; the account is set when the
 // contact has none.
 func (s *Service) Upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source string) (*models.Contact, uuid.UUID, error) {
-	return s.upsert(ctx, tx, orgID, number, accountID, profileName, source, "")
+	return s.upsert(ctx, tx, true, orgID, number, accountID, profileName, source, "")
 }
 
-// UpsertAnd is Upsert for a new contact's first row elsewhere: and, a
-// data-modifying statement of the caller's with its args, runs in the same
-// statement and reads the contact's id as (SELECT id FROM contact). A
-// created contact bumps a contact_counts row (a trigger), whose lock is held
-// until the transaction ends: one statement instead of two keeps that short
-// under concurrent sends.
-func (s *Service) UpsertAnd(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
-	return s.upsert(ctx, tx, orgID, number, accountID, "", source, and, args...)
+// FindOrCreateAnd finds or creates the contact with this number and runs
+// and, a data-modifying statement of the caller's (with its args) that reads
+// the contact's id as (SELECT id FROM contact), in the same statement. When
+// no webhook takes contact.created that statement is the whole write (one
+// round trip, committed on its own); otherwise it runs in a transaction with
+// the event. A created contact locks a contact_counts row (a trigger) until
+// its commit; holding it across no further round trip keeps concurrent
+// sends from queueing behind one another. The created event's id, if any,
+// is to be published after the commit (webhooks.Publish).
+func (s *Service) FindOrCreateAnd(ctx context.Context, orgID uuid.UUID, number string, accountID *uuid.UUID, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
+	listening, err := s.webhooks.Listens(ctx, s.db, orgID, webhooks.EventContactCreated)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	if !listening {
+		c, _, err := s.upsert(ctx, s.db, false, orgID, number, accountID, "", source, and, args...)
+		return c, uuid.Nil, err
+	}
+	var c *models.Contact
+	var eventID uuid.UUID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		c, eventID, err = s.upsert(ctx, tx, true, orgID, number, accountID, "", source, and, args...)
+		return err
+	})
+	return c, eventID, err
 }
 
-func (s *Service) upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
+// upsert runs the upsert (with and, if any) on db and, when emit is set
+// (db is then a transaction), records contact.created for a created contact.
+func (s *Service) upsert(ctx context.Context, db *gorm.DB, emit bool, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
 	var row struct {
 		models.Contact
 		Inserted bool
@@ -50,14 +70,14 @@ RETURNING *, (xmax = 0) AS inserted`
 		q = "WITH contact AS (" + q + "), chained AS (" + and + ") SELECT * FROM contact"
 		all = append(all, args...)
 	}
-	if err := tx.WithContext(ctx).Raw(q, all...).Scan(&row).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(q, all...).Scan(&row).Error; err != nil {
 		return nil, uuid.Nil, err
 	}
 	c := row.Contact
-	if !row.Inserted {
+	if !row.Inserted || !emit {
 		return &c, uuid.Nil, nil
 	}
-	eventID, err := s.emitCreated(ctx, tx, &c, source)
+	eventID, err := s.emitCreated(ctx, db, &c, source)
 	return &c, eventID, err
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
@@ -105,23 +104,20 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	m.Content.V = map[string]any{"template_id": tmpl.ID, "template_name": tmpl.Name, "language": tmpl.Language,
 		"params": params, "text": templates.Describe(tmpl, in.Params)}
 	// A contact found or created and its message are written in one
-	// statement and one transaction: one commit per send instead of two, no
+	// statement (FindOrCreateAnd): one commit per send instead of two, no
 	// contact left behind by a send that could not be stored, and the
-	// contact-count row a new contact locks is held only until the commit.
+	// contact-count row a new contact locks is held for no further round trip.
 	var created uuid.UUID
 	if contact != nil {
 		m.ContactID = contact.ID
 		err = s.db.WithContext(ctx).Create(&m).Error
 	} else {
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			contact, created, err = s.contacts.UpsertAnd(ctx, tx, orgID, number, &account.ID, "send",
-				`INSERT INTO messages (id, organization_id, contact_id, account_id, direction, type, status, template_name,
-					template_id, sent_by, api_key_id, occurred_at, content)
-				VALUES (?, ?, (SELECT id FROM contact), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
-				m.ID, m.OrganizationID, m.AccountID, m.Direction, m.Type, m.Status, m.TemplateName,
-				m.TemplateID, m.SentBy, m.APIKeyID, m.OccurredAt, m.Content)
-			return err
-		})
+		contact, created, err = s.contacts.FindOrCreateAnd(ctx, orgID, number, &account.ID, "send",
+			`INSERT INTO messages (id, organization_id, contact_id, account_id, direction, type, status, template_name,
+				template_id, sent_by, api_key_id, occurred_at, content)
+			VALUES (?, ?, (SELECT id FROM contact), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
+			m.ID, m.OrganizationID, m.AccountID, m.Direction, m.Type, m.Status, m.TemplateName,
+			m.TemplateID, m.SentBy, m.APIKeyID, m.OccurredAt, m.Content)
 	}
 	if err != nil {
 		return nil, err

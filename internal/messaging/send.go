@@ -119,33 +119,51 @@ func (s *Service) markFailed(ctx context.Context, id uuid.UUID, pe *platform.Err
 }
 
 // markAccepted stores the provider's id, moves the message to sent, and
-// announces it, in one transaction.
+// announces it. When no webhook takes the announcement, that is one
+// statement committed on its own; otherwise one transaction with the events.
 func (s *Service) markAccepted(ctx context.Context, m *models.Message, c *models.Contact, a *accounts.Account, platformID string, actor Actor) error {
+	ctx = context.WithoutCancel(ctx)
 	now := s.now()
-	var events []uuid.UUID
-	err := s.db.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error {
-		// A status webhook may already have matched the message through its
-		// callback data; then only the id is left to set.
-		// One statement for the message and the contact's last activity.
-		if err := tx.Exec(`WITH sent AS (UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
+	names := []string{webhooks.EventMessageOutgoing}
+	if actor.APIKeyID == nil && actor.UserID != uuid.Nil {
+		names = append(names, webhooks.EventMessageSent)
+	}
+	// A status webhook may already have matched the message through its
+	// callback data; then only the id is left to set. The contact's last
+	// activity moves in the same statement.
+	settle := func(db *gorm.DB) error {
+		return db.Exec(`WITH sent AS (UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
 			status = CASE WHEN status = 'pending' THEN 'sent' ELSE status END,
 			sent_at = COALESCE(sent_at, ?), updated_at = now() WHERE id = ? RETURNING id)
 			UPDATE contacts SET last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
-			platformID, now, m.ID, now, now, c.ID).Error; err != nil {
+			platformID, now, m.ID, now, now, c.ID).Error
+	}
+	listening, err := s.webhooks.Listens(ctx, s.db, m.OrganizationID, names...)
+	if err != nil {
+		return err
+	}
+	if !listening {
+		if err := settle(s.db.WithContext(ctx)); err != nil {
+			return err
+		}
+		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
+		return nil
+	}
+	var events []uuid.UUID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := settle(tx); err != nil {
 			return err
 		}
 		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
 		data := eventData(m, c, a.Name)
-		if actor.APIKeyID == nil && actor.UserID != uuid.Nil {
-			id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, webhooks.EventMessageSent, data)
+		for i := len(names) - 1; i >= 0; i-- { // message.sent first, as before
+			id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, names[i], data)
 			if err != nil {
 				return err
 			}
 			events = append(events, id)
 		}
-		id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, webhooks.EventMessageOutgoing, data)
-		events = append(events, id)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

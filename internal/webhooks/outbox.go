@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,6 +12,28 @@ import (
 	"wharf/jobs"
 	"wharf/models"
 )
+
+// Listens reports whether an active webhook of the organization subscribes
+// to any of events. A hot path that learns that nobody does writes its change
+// without an outbox row, as one statement without a transaction of its own
+// (a webhook created meanwhile is as if it had been created just after the
+// change); one that learns that someone does calls Emit in its change's
+// transaction, which checks again.
+func (s *Service) Listens(ctx context.Context, db *gorm.DB, orgID uuid.UUID, events ...string) (bool, error) {
+	if len(events) == 0 {
+		return false, nil
+	}
+	conds := make([]string, len(events))
+	args := []any{orgID}
+	for i, e := range events {
+		conds[i] = "events @> jsonb_build_array(?::text)"
+		args = append(args, e)
+	}
+	var listening bool
+	err := db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM webhooks
+		WHERE organization_id = ? AND is_active AND (`+strings.Join(conds, " OR ")+`))`, args...).Scan(&listening).Error
+	return listening, err
+}
 
 // Emit records an event in the outbox inside tx, when at least one active
 // webhook of the organization subscribes to it; it returns the event id to
