@@ -65,6 +65,10 @@ func (a *Account) Creds() platform.Creds {
 	return platform.Creds{AccessToken: a.AccessToken, PhoneNumberID: a.PhoneNumberID, BusinessAccountID: a.BusinessAccountID}
 }
 
+// Open decrypts the token of an account row that another domain read in a
+// statement of its own (the worker's send claim reads it with the message).
+func (s *Service) Open(row models.PlatformAccount) (*Account, error) { return s.open(row) }
+
 func (s *Service) open(row models.PlatformAccount) (*Account, error) {
 	token, err := s.box.OpenString(row.AccessTokenEnc)
 	if err != nil {

@@ -121,6 +121,42 @@ func TestQueued(t *testing.T) {
 		}
 	})
 
+	// The claim reads account and template with the message; what changed
+	// since the request is seen as exactly as separate reads would.
+	t.Run("ADeletedTemplateOrAnInactiveAccountFailsTheMessageAtSendTime", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		queue := func(number string) *messaging.Queued {
+			q, err := svc.QueueTemplate(ctx, bundle.org.ID, bundle.actor, messaging.TemplateInput{PhoneNumber: number,
+				TemplateID: &bundle.template.ID, Params: map[string]string{"1": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+		gone, inactive := queue("+15550105000"), queue("+15550105001")
+		bundle.f.DB.Delete(&models.Template{}, "id = ?", bundle.template.ID)
+		if err := svc.SendQueued(ctx, bundle.org.ID, gone.MessageID, false); err != nil {
+			t.Fatal(err)
+		}
+		bundle.f.DB.Model(&models.PlatformAccount{}).Where("id = ?", bundle.account.ID).Update("status", models.AccountDisconnected)
+		if err := svc.SendQueued(ctx, bundle.org.ID, inactive.MessageID, false); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[*messaging.Queued][2]string{
+			gone:     {"the template can no longer be sent", "template not found"},
+			inactive: {"the account is not active", ""},
+		} {
+			m := reload(t, bundle.f.DB, id.MessageID)
+			if m.Status != models.StatusFailed || m.ErrorTitle != want[0] || m.ErrorDetail != want[1] {
+				t.Errorf("message %+v: want failed with %q", m, want)
+			}
+		}
+		if sends(bundle) != 0 {
+			t.Errorf("%d sends, want none", sends(bundle))
+		}
+	})
+
 	t.Run("TheSweepRequeuesLostTasksAndFailsSendsWithoutAnOutcome", func(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)

@@ -122,12 +122,28 @@ func (s *Service) markFailed(ctx context.Context, id uuid.UUID, pe *platform.Err
 // announces it. When no webhook takes the announcement, that is one
 // statement committed on its own; otherwise one transaction with the events.
 func (s *Service) markAccepted(ctx context.Context, m *models.Message, c *models.Contact, a *accounts.Account, platformID string, actor Actor) error {
-	ctx = context.WithoutCancel(ctx)
-	now := s.now()
+	listening, err := s.webhooks.Listens(context.WithoutCancel(ctx), s.db, m.OrganizationID, announcements(actor)...)
+	if err != nil {
+		return err
+	}
+	return s.settleAccepted(ctx, m, c, a, platformID, actor, listening)
+}
+
+// announcements are the events of an accepted send.
+func announcements(actor Actor) []string {
 	names := []string{webhooks.EventMessageOutgoing}
 	if actor.APIKeyID == nil && actor.UserID != uuid.Nil {
 		names = append(names, webhooks.EventMessageSent)
 	}
+	return names
+}
+
+// settleAccepted is markAccepted once it is known whether a webhook
+// listens (the send claim reads it).
+func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *models.Contact, a *accounts.Account, platformID string, actor Actor, listening bool) error {
+	ctx = context.WithoutCancel(ctx)
+	now := s.now()
+	names := announcements(actor)
 	// A status webhook may already have matched the message through its
 	// callback data; then only the id is left to set. The contact's last
 	// activity moves in the same statement.
@@ -138,10 +154,6 @@ func (s *Service) markAccepted(ctx context.Context, m *models.Message, c *models
 			UPDATE contacts SET last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
 			platformID, now, m.ID, now, now, c.ID).Error
 	}
-	listening, err := s.webhooks.Listens(ctx, s.db, m.OrganizationID, names...)
-	if err != nil {
-		return err
-	}
 	if !listening {
 		if err := settle(s.db.WithContext(ctx)); err != nil {
 			return err
@@ -150,7 +162,7 @@ func (s *Service) markAccepted(ctx context.Context, m *models.Message, c *models
 		return nil
 	}
 	var events []uuid.UUID
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := settle(tx); err != nil {
 			return err
 		}

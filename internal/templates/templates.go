@@ -63,13 +63,23 @@ func (s *Service) Sendable(ctx context.Context, orgID uuid.UUID, accountID *uuid
 	if err != nil {
 		return nil, err
 	}
-	if accountID != nil && t.AccountID != *accountID {
-		return nil, apperr.Invalidf("template %q belongs to another account", t.Name)
-	}
-	if t.Status != models.TemplateApproved {
-		return nil, apperr.Invalidf("template %q is %s: only APPROVED templates can be sent", t.Name, t.Status)
+	if err := CheckSendable(&t, accountID); err != nil {
+		return nil, err
 	}
 	return &t, nil
+}
+
+// CheckSendable applies Sendable's rules to a template row read elsewhere
+// (the worker's send claim reads it with the message): it must belong to
+// the account, when one is given, and be APPROVED.
+func CheckSendable(t *models.Template, accountID *uuid.UUID) error {
+	if accountID != nil && t.AccountID != *accountID {
+		return apperr.Invalidf("template %q belongs to another account", t.Name)
+	}
+	if t.Status != models.TemplateApproved {
+		return apperr.Invalidf("template %q is %s: only APPROVED templates can be sent", t.Name, t.Status)
+	}
+	return nil
 }
 
 // RecentTTL is how long RecentSendable may answer from memory.
