@@ -17,44 +17,11 @@ import (
 // A profile name, when given, is kept up to date; the account is set when the
 // contact has none.
 func (s *Service) Upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source string) (*models.Contact, uuid.UUID, error) {
-	return s.upsert(ctx, tx, true, orgID, number, accountID, profileName, source, "")
-}
-
-// FindOrCreateAnd finds or creates the contact with this number and runs
-// and, a data-modifying statement of the caller's (with its args) that reads
-// the contact's id as (SELECT id FROM contact), in the same statement. When
-// no webhook takes contact.created that statement is the whole write (one
-// round trip, committed on its own); otherwise it runs in a transaction with
-// the event. A created contact locks a contact_counts row (a trigger) until
-// its commit; holding it across no further round trip keeps concurrent
-// sends from queueing behind one another. The created event's id, if any,
-// is to be published after the commit (webhooks.Publish).
-func (s *Service) FindOrCreateAnd(ctx context.Context, orgID uuid.UUID, number string, accountID *uuid.UUID, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
-	listening, err := s.webhooks.Listens(ctx, s.db, orgID, webhooks.EventContactCreated)
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	if !listening {
-		c, _, err := s.upsert(ctx, s.db, false, orgID, number, accountID, "", source, and, args...)
-		return c, uuid.Nil, err
-	}
-	var c *models.Contact
-	var eventID uuid.UUID
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		c, eventID, err = s.upsert(ctx, tx, true, orgID, number, accountID, "", source, and, args...)
-		return err
-	})
-	return c, eventID, err
-}
-
-// upsert runs the upsert (with and, if any) on db and, when emit is set
-// (db is then a transaction), records contact.created for a created contact.
-func (s *Service) upsert(ctx context.Context, db *gorm.DB, emit bool, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
 	var row struct {
 		models.Contact
 		Inserted bool
 	}
-	q := `
+	err := tx.WithContext(ctx).Raw(`
 INSERT INTO contacts (organization_id, phone_number, account_id, profile_name, metadata)
 VALUES (?, ?, ?, ?, '{}'::jsonb)
 ON CONFLICT (organization_id, phone_number) DO UPDATE SET
@@ -62,23 +29,59 @@ ON CONFLICT (organization_id, phone_number) DO UPDATE SET
     account_id   = COALESCE(contacts.account_id, EXCLUDED.account_id),
     updated_at   = CASE WHEN EXCLUDED.profile_name <> '' AND EXCLUDED.profile_name <> contacts.profile_name
                         THEN now() ELSE contacts.updated_at END
-RETURNING *, (xmax = 0) AS inserted`
-	all := []any{orgID, number, accountID, profileName}
-	if and != "" {
-		// ON CONFLICT DO UPDATE returns the row in both cases, so and
-		// always sees the contact.
-		q = "WITH contact AS (" + q + "), chained AS (" + and + ") SELECT * FROM contact"
-		all = append(all, args...)
-	}
-	if err := db.WithContext(ctx).Raw(q, all...).Scan(&row).Error; err != nil {
+RETURNING *, (xmax = 0) AS inserted`, orgID, number, accountID, profileName).Scan(&row).Error
+	if err != nil {
 		return nil, uuid.Nil, err
 	}
 	c := row.Contact
-	if !row.Inserted || !emit {
+	if !row.Inserted {
 		return &c, uuid.Nil, nil
 	}
-	eventID, err := s.emitCreated(ctx, db, &c, source)
+	eventID, err := s.emitCreated(ctx, tx, &c, source)
 	return &c, eventID, err
+}
+
+// FindOrCreateAnd finds or creates the contact with this number and runs
+// and, a data-modifying statement of the caller's (with its args) that reads
+// the contact's id as (SELECT id FROM contact), in the same statement, which
+// also records contact.created when the contact is new and a webhook takes
+// it (webhooks.EmitStatement): one round trip, committed on its own. A
+// created contact locks a contact_counts row (a trigger) until its commit;
+// holding it across no further round trip keeps concurrent sends from
+// queueing behind one another. The created event's id, if any, is to be
+// published after the commit (webhooks.Publish).
+func (s *Service) FindOrCreateAnd(ctx context.Context, orgID uuid.UUID, number string, accountID *uuid.UUID, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
+	// The event of a new contact is known before the statement: its id is
+	// chosen here (used only if the row is inserted), and a new contact has
+	// no name or profile name yet and takes this account.
+	id := uuid.New()
+	ev, evArgs, err := s.webhooks.EmitStatement(orgID, webhooks.EventContactCreated,
+		CreatedEvent{ContactID: id, PhoneNumber: number, AccountID: accountID, Source: source},
+		"EXISTS (SELECT 1 FROM contact WHERE inserted)")
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	var row struct {
+		models.Contact
+		EventID *uuid.UUID
+	}
+	q := `WITH contact AS (
+INSERT INTO contacts (id, organization_id, phone_number, account_id, profile_name, metadata)
+VALUES (?, ?, ?, ?, '', '{}'::jsonb)
+ON CONFLICT (organization_id, phone_number) DO UPDATE SET
+    account_id = COALESCE(contacts.account_id, EXCLUDED.account_id)
+RETURNING *, (xmax = 0) AS inserted),
+chained AS (` + and + `),
+event AS (` + ev + `)
+SELECT contact.*, (SELECT id FROM event) AS event_id FROM contact`
+	all := append(append([]any{id, orgID, number, accountID}, args...), evArgs...)
+	if err := s.db.WithContext(ctx).Raw(q, all...).Scan(&row).Error; err != nil {
+		return nil, uuid.Nil, err
+	}
+	if row.EventID == nil {
+		return &row.Contact, uuid.Nil, nil
+	}
+	return &row.Contact, *row.EventID, nil
 }
 
 // FindOrCreate returns the contact with this phone number, creating it (and

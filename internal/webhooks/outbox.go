@@ -35,6 +35,26 @@ func (s *Service) Listens(ctx context.Context, db *gorm.DB, orgID uuid.UUID, eve
 	return listening, err
 }
 
+// EmitStatement is Emit as a data-modifying statement for the caller to run
+// inside a statement of its own (as a CTE), so that the change, the check
+// and the event are one round trip and one snapshot: it records the event
+// when cond (SQL over the caller's CTEs) holds and an active webhook of the
+// organization subscribes to it, and returns its id (RETURNING id): publish
+// that after the commit, when the statement returned one.
+func (s *Service) EmitStatement(orgID uuid.UUID, event string, data any, cond string) (stmt string, args []any, err error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return "", nil, err
+	}
+	id := uuid.New()
+	stmt = `INSERT INTO events (id, organization_id, event, data, created_at)
+		SELECT ?, ?, ?, ?::jsonb, ?
+		WHERE (` + cond + `) AND EXISTS (SELECT 1 FROM webhooks
+			WHERE organization_id = ? AND is_active AND events @> jsonb_build_array(?::text))
+		RETURNING id`
+	return stmt, []any{id, orgID, event, string(b), s.now(), orgID, event}, nil
+}
+
 // Emit records an event in the outbox inside tx, when at least one active
 // webhook of the organization subscribes to it; it returns the event id to
 // Publish after the commit (uuid.Nil when nobody listens).
