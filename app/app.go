@@ -192,9 +192,10 @@ func Migrate(ctx context.Context, dsn string, log *slog.Logger) error {
 	return database.Migrate(ctx, dsn, log)
 }
 
-// principalMaxAge bounds how long the api uses a cached principal without
-// reading it again, should a change's invalidation in Redis have been lost
-// (its process died between the commit and the write to Redis).
+// principalMaxAge bounds how long the api uses a cached principal (or
+// masker) without reading it again, should a change's invalidation in Redis
+// have been lost (its process died between the commit and the write to
+// Redis).
 const principalMaxAge = 10 * time.Second
 
 // NewAPI migrates, connects, bootstraps the first admin when there is no user
@@ -243,7 +244,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
 	m := metrics.New()
-	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), m, log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
+		orgsettings.WithMaskerCache(in.Redis, principalMaxAge, log)), m, log)
 	if err != nil {
 		return nil, err
 	}
