@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
@@ -215,6 +216,12 @@ func Migrate(ctx context.Context, dsn string, log *slog.Logger) error {
 	return database.Migrate(ctx, dsn, log)
 }
 
+// principalMaxAge bounds how long the api uses a cached principal (or
+// masker) without reading it again, should a change's invalidation in Redis
+// have been lost (its process died between the commit and the write to
+// Redis).
+const principalMaxAge = 10 * time.Second
+
 // NewAPI migrates, connects, bootstraps the first admin when there is no user
 // yet, builds the HTTP handler and starts the metrics listener when
 // METRICS_ADDR is set.
@@ -246,7 +253,10 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	if err != nil {
 		log.Warn("audio uploads are disabled", "error", err)
 	}
-	ids := identity.NewService(in.DB, identity.NewTokens(c.JWTSecret, c.AccessTokenTTL, c.RefreshTokenTTL), in.Enq, log)
+	// Principals are cached in process, exact across replicas through
+	// versions in Redis; the maximum age only bounds a lost invalidation.
+	ids := identity.NewService(in.DB, identity.NewTokens(c.JWTSecret, c.AccessTokenTTL, c.RefreshTokenTTL), in.Enq, log,
+		identity.WithPrincipalCache(in.Redis, principalMaxAge))
 	created, err := ids.Bootstrap(ctx, identity.BootstrapInput{Email: c.BootstrapAdminEmail, Password: c.BootstrapAdminPassword, OrgName: c.BootstrapOrgName})
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap: %w", err)
@@ -258,7 +268,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
 	m := metrics.New()
-	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, box, ids, orgsettings.NewService(in.DB, box, store, transcoder), m, log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
+		orgsettings.WithMaskerCache(in.Redis, principalMaxAge, log)), m, log)
 	if err != nil {
 		return nil, err
 	}

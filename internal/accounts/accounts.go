@@ -24,6 +24,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/memo"
 	"wharf/internal/orgsettings"
 	"wharf/internal/secrets"
 	"wharf/internal/tenant"
@@ -41,12 +42,15 @@ type Service struct {
 	enq      *jobs.Enqueuer
 	log      *slog.Logger
 	now      func() time.Time
+	// recent serves RecentSender; every change made through this Service
+	// clears it.
+	recent *memo.Cache[senderKey, Account]
 }
 
 // NewService wires the accounts domain.
 func NewService(db *gorm.DB, box *secrets.Box, provider *platform.Client, settings *orgsettings.Service, enq *jobs.Enqueuer, log *slog.Logger) *Service {
 	return &Service{db: db, box: box, provider: provider, settings: settings, enq: enq, log: log,
-		now: func() time.Time { return time.Now().UTC() }}
+		now: func() time.Time { return time.Now().UTC() }, recent: memo.New[senderKey, Account](RecentTTL, 10_000)}
 }
 
 // Account is an account with its decrypted access token (for the single
@@ -60,6 +64,10 @@ type Account struct {
 func (a *Account) Creds() platform.Creds {
 	return platform.Creds{AccessToken: a.AccessToken, PhoneNumberID: a.PhoneNumberID, BusinessAccountID: a.BusinessAccountID}
 }
+
+// Open decrypts the token of an account row that another domain read in a
+// statement of its own (the worker's send claim reads it with the message).
+func (s *Service) Open(row models.PlatformAccount) (*Account, error) { return s.open(row) }
 
 func (s *Service) open(row models.PlatformAccount) (*Account, error) {
 	token, err := s.box.OpenString(row.AccessTokenEnc)
@@ -128,5 +136,35 @@ func (s *Service) Sender(ctx context.Context, orgID uuid.UUID, name string, pref
 	if a.Status != models.AccountActive {
 		return nil, apperr.Invalidf("account %q is %s, not active", a.Name, a.Status)
 	}
+	return a, nil
+}
+
+// RecentTTL is how long RecentSender may answer from memory.
+const RecentTTL = 2 * time.Second
+
+type senderKey struct {
+	org       uuid.UUID
+	name      string
+	preferred uuid.UUID
+}
+
+// RecentSender is Sender answered from this process's memory for up to
+// RecentTTL: for the template send path, whose worker re-reads the account
+// (Get) before it calls the provider, so that an account disconnected on
+// another replica within the last seconds fails the message there instead
+// of refusing the request. Refusals are not remembered.
+func (s *Service) RecentSender(ctx context.Context, orgID uuid.UUID, name string, preferred *uuid.UUID) (*Account, error) {
+	k := senderKey{org: orgID, name: strings.ToLower(strings.TrimSpace(name))}
+	if preferred != nil {
+		k.preferred = *preferred
+	}
+	if a, ok := s.recent.Get(k); ok {
+		return &a, nil
+	}
+	a, err := s.Sender(ctx, orgID, name, preferred)
+	if err != nil {
+		return nil, err
+	}
+	s.recent.Put(k, *a)
 	return a, nil
 }

@@ -41,6 +41,7 @@ var providerID = regexp.MustCompile(`^[0-9]{1,32}$`)
 // verifies it and makes it active when its token works. A number another
 // organization owns is refused (409): that verification could never succeed.
 func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*Account, error) {
+	defer s.recent.Clear() // after the change, for RecentSender
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -151,6 +152,7 @@ func (s *Service) enqueueRefresh(ctx context.Context, orgID, id uuid.UUID) {
 
 // Update changes the name, token or verify token.
 func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*Account, error) {
+	defer s.recent.Clear() // after the change, for RecentSender
 	a, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -202,6 +204,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*A
 // Deleting the owner of a number releases the number: another
 // organization's claim can then be verified.
 func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
+	defer s.recent.Clear() // after the change, for RecentSender
 	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.PlatformAccount{}, "id = ?", id)
 	if res.Error != nil {
 		return res.Error

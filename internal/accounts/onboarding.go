@@ -57,6 +57,7 @@ type Onboarded struct {
 // anything is subscribed or saved; other organizations' unverified claims
 // on it become disconnected.
 func (s *Service) ExchangeToken(ctx context.Context, orgID uuid.UUID, in ExchangeInput) (*Onboarded, error) {
+	defer s.recent.Clear() // after the change, for RecentSender
 	code := strings.TrimSpace(in.Code)
 	if code == "" {
 		return nil, apperr.Invalidf("code is required")
@@ -217,6 +218,7 @@ var pinFormat = regexp.MustCompile(`^[0-9]{6}$`)
 // Register registers the account's number with pin (a random one when empty)
 // and activates it; coexistence numbers are activated without a PIN.
 func (s *Service) Register(ctx context.Context, orgID, id uuid.UUID, pin string) (*Onboarded, error) {
+	defer s.recent.Clear() // after the change, for RecentSender
 	a, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err

@@ -75,6 +75,7 @@ func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*TestResult, e
 // organization owns is not verified: it becomes disconnected with a
 // last_error saying so, as the owner's verification would have left it.
 func (s *Service) Refresh(ctx context.Context, orgID, id uuid.UUID) error {
+	defer s.recent.Clear() // after the change, for RecentSender
 	a, err := s.Get(ctx, orgID, id)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil
@@ -118,6 +119,7 @@ func details(a *Account, pn *platform.PhoneNumber) map[string]any {
 }
 
 func (s *Service) markError(ctx context.Context, a *Account, err error) {
+	defer s.recent.Clear() // after the change, for RecentSender
 	updates := map[string]any{"last_error": apperr.Clip(err.Error(), 500), "updated_at": s.now()}
 	if pe, ok := platform.AsError(err); ok && pe.Code == platform.CodeInvalidToken && a.Status == models.AccountActive {
 		updates["status"] = models.AccountDisconnected

@@ -8,6 +8,7 @@ import (
 
 	"wharf/internal/apperr"
 	"wharf/internal/phone"
+	"wharf/internal/webhooks"
 	"wharf/models"
 )
 
@@ -38,6 +39,49 @@ RETURNING *, (xmax = 0) AS inserted`, orgID, number, accountID, profileName).Sca
 	}
 	eventID, err := s.emitCreated(ctx, tx, &c, source)
 	return &c, eventID, err
+}
+
+// FindOrCreateAnd finds or creates the contact with this number and runs
+// and, a data-modifying statement of the caller's (with its args) that reads
+// the contact's id as (SELECT id FROM contact), in the same statement, which
+// also records contact.created when the contact is new and a webhook takes
+// it (webhooks.EmitStatement): one round trip, committed on its own. A
+// created contact locks a contact_counts row (a trigger) until its commit;
+// holding it across no further round trip keeps concurrent sends from
+// queueing behind one another. The created event's id, if any, is to be
+// published after the commit (webhooks.Publish).
+func (s *Service) FindOrCreateAnd(ctx context.Context, orgID uuid.UUID, number string, accountID *uuid.UUID, source, and string, args ...any) (*models.Contact, uuid.UUID, error) {
+	// The event of a new contact is known before the statement: its id is
+	// chosen here (used only if the row is inserted), and a new contact has
+	// no name or profile name yet and takes this account.
+	id := uuid.New()
+	ev, evArgs, err := s.webhooks.EmitStatement(orgID, webhooks.EventContactCreated,
+		CreatedEvent{ContactID: id, PhoneNumber: number, AccountID: accountID, Source: source},
+		"EXISTS (SELECT 1 FROM contact WHERE inserted)")
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	var row struct {
+		models.Contact
+		EventID *uuid.UUID
+	}
+	q := `WITH contact AS (
+INSERT INTO contacts (id, organization_id, phone_number, account_id, profile_name, metadata)
+VALUES (?, ?, ?, ?, '', '{}'::jsonb)
+ON CONFLICT (organization_id, phone_number) DO UPDATE SET
+    account_id = COALESCE(contacts.account_id, EXCLUDED.account_id)
+RETURNING *, (xmax = 0) AS inserted),
+chained AS (` + and + `),
+event AS (` + ev + `)
+SELECT contact.*, (SELECT id FROM event) AS event_id FROM contact`
+	all := append(append([]any{id, orgID, number, accountID}, args...), evArgs...)
+	if err := s.db.WithContext(ctx).Raw(q, all...).Scan(&row).Error; err != nil {
+		return nil, uuid.Nil, err
+	}
+	if row.EventID == nil {
+		return &row.Contact, uuid.Nil, nil
+	}
+	return &row.Contact, *row.EventID, nil
 }
 
 // FindOrCreate returns the contact with this phone number, creating it (and

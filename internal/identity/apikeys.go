@@ -101,7 +101,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principa
 	if k.ExpiresAt != nil && !k.ExpiresAt.After(now) {
 		return nil, apperr.Unauthorizedf("API key has expired")
 	}
-	p, err := loadPrincipal(ctx, s.db, k.UserID, k.OrganizationID)
+	p, err := s.principal(ctx, k.UserID, k.OrganizationID)
 	if err != nil {
 		return nil, err
 	}

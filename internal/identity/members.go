@@ -63,7 +63,7 @@ func (s *Service) AddMember(ctx context.Context, p *Principal, in AddMemberInput
 	if in.UserID == nil && strings.TrimSpace(in.Email) == "" {
 		return apperr.Invalidf("user_id or email is required")
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var u models.User
 		q := tx.Model(&models.User{})
 		if in.UserID != nil {
@@ -84,6 +84,8 @@ func (s *Service) AddMember(ctx context.Context, p *Principal, in AddMemberInput
 		}
 		return err
 	})
+	s.principalsChanged(ctx, &p.OrgID)
+	return err
 }
 
 func (s *Service) member(ctx context.Context, tx *gorm.DB, orgID, memberID uuid.UUID) (*models.OrganizationMember, error) {
@@ -99,7 +101,7 @@ func (s *Service) UpdateMemberRole(ctx context.Context, p *Principal, memberID u
 	if roleID == nil {
 		return apperr.Invalidf("role_id is required")
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		m, err := s.member(ctx, tx, p.OrgID, memberID)
 		if err != nil {
 			return err
@@ -123,6 +125,8 @@ func (s *Service) UpdateMemberRole(ctx context.Context, p *Principal, memberID u
 		}
 		return tx.Model(m).Update("role_id", role.ID).Error
 	})
+	s.principalsChanged(ctx, &p.OrgID)
+	return err
 }
 
 // RemoveMember removes a membership; the user account stays. The caller
@@ -131,7 +135,7 @@ func (s *Service) RemoveMember(ctx context.Context, p *Principal, memberID uuid.
 	if err := sessionOnly(p, "remove members"); err != nil {
 		return err
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		m, err := s.member(ctx, tx, p.OrgID, memberID)
 		if err != nil {
 			return err
@@ -148,4 +152,6 @@ func (s *Service) RemoveMember(ctx context.Context, p *Principal, memberID uuid.
 		}
 		return tx.Delete(m).Error
 	})
+	s.principalsChanged(ctx, &p.OrgID)
+	return err
 }

@@ -129,7 +129,7 @@ func (s *Service) AuthenticateAccessToken(ctx context.Context, raw string) (*Pri
 	if err != nil {
 		return nil, err
 	}
-	return loadPrincipal(ctx, s.db, userID, orgID)
+	return s.principal(ctx, userID, orgID)
 }
 
 func deref[T any](p *T) T {

@@ -110,6 +110,7 @@ func (s *Service) UpdateRole(ctx context.Context, p *Principal, id uuid.UUID, in
 		}
 		return s.saveRole(ctx, tx, p, role, in)
 	})
+	s.principalsChanged(ctx, &p.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func (s *Service) DeleteRole(ctx context.Context, p *Principal, id uuid.UUID) er
 	if err := sessionOnly(p, "delete roles"); err != nil {
 		return err
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		role, err := tenant.Get[models.Role](ctx, tx.Clauses(clause.Locking{Strength: "UPDATE"}), p.OrgID, id, "role not found")
 		if err != nil {
 			return err
@@ -197,6 +198,8 @@ func (s *Service) DeleteRole(ctx context.Context, p *Principal, id uuid.UUID) er
 		}
 		return tx.Delete(&role).Error
 	})
+	s.principalsChanged(ctx, &p.OrgID)
+	return err
 }
 
 // defaultRoleForbidden are the resources none of whose permissions the

@@ -219,6 +219,7 @@ func (s *Service) UpdateUser(ctx context.Context, p *Principal, id uuid.UUID, in
 		}
 		return nil
 	})
+	s.principalsChanged(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func (s *Service) DeleteUser(ctx context.Context, p *Principal, id uuid.UUID) er
 	if id == p.UserID {
 		return apperr.Invalidf("you cannot delete yourself")
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		cur, err := userView(ctx, tx, p.OrgID, id)
 		if err != nil {
 			return err
@@ -268,6 +269,8 @@ func (s *Service) DeleteUser(ctx context.Context, p *Principal, id uuid.UUID) er
 		}
 		return tx.Delete(&models.User{}, "id = ?", id).Error
 	})
+	s.principalsChanged(ctx, nil)
+	return err
 }
 
 // SetAvailability sets whether a user takes chats. Users may set their own;

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,6 +57,11 @@ type Service struct {
 	statuses  *statuses.Applier
 	log       *slog.Logger
 	now       func() time.Time
+
+	// claimSQL is the send claim's statement, built once from the models.
+	claimSQLOnce sync.Once
+	claimSQL     string
+	claimErr     error
 }
 
 // Deps are the collaborators of the messaging domain.

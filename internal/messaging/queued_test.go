@@ -2,6 +2,7 @@ package messaging_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -118,6 +119,91 @@ func TestQueued(t *testing.T) {
 		m := reload(t, bundle.f.DB, q.MessageID)
 		if m.Status != models.StatusFailed || m.ErrorTitle != "the template can no longer be sent" || sends(bundle) != 0 {
 			t.Errorf("message %+v after %d sends: want failed with the reason, nothing sent", m, sends(bundle))
+		}
+	})
+
+	// A send to a new number creates the contact, its message and, only when
+	// a webhook takes them, contact.created and message.outgoing: all in
+	// the statements of the request and of the settle.
+	t.Run("ASendToANewNumberAnnouncesTheContactAndTheSendOnlyToListeners", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		send := func(number string) *messaging.Queued {
+			q, err := svc.QueueTemplate(ctx, bundle.org.ID, bundle.actor, messaging.TemplateInput{PhoneNumber: number,
+				TemplateName: bundle.template.Name, Params: map[string]string{"1": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := svc.SendQueued(ctx, bundle.org.ID, q.MessageID, false); err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+		send("+15550105000")
+		if n := bundle.f.Count("events", ""); n != 0 {
+			t.Fatalf("%d events with no webhook", n)
+		}
+		listen(t, bundle.f, bundle.org.ID, "contact.created", "message.outgoing")
+		q := send("+15550105001")
+		send("+15550105001") // the same contact again: no second contact.created
+		var events []models.Event
+		bundle.f.DB.Order("created_at").Find(&events)
+		kinds := map[string]int{}
+		for _, e := range events {
+			kinds[e.Event]++
+		}
+		if len(events) != 3 || kinds["contact.created"] != 1 || kinds["message.outgoing"] != 2 {
+			t.Fatalf("events %v, want one contact.created and two message.outgoing", kinds)
+		}
+		m := reload(t, bundle.f.DB, q.MessageID)
+		var created models.Event
+		bundle.f.DB.Take(&created, "event = 'contact.created'")
+		var data map[string]any
+		if err := json.Unmarshal(created.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if data["contact_id"] != m.ContactID.String() || data["phone_number"] != "+15550105001" || data["source"] != "send" ||
+			data["account_id"] != bundle.account.ID.String() || created.OrganizationID != bundle.org.ID {
+			t.Errorf("contact.created %v, want the created contact %s", data, m.ContactID)
+		}
+		if got := bundle.queue.TaskTypes(t); got[jobs.TypeWebhookDispatch] != 3 {
+			t.Errorf("dispatch tasks %v, want one per event", got)
+		}
+	})
+
+	// The claim reads account and template with the message; what changed
+	// since the request is seen as exactly as separate reads would.
+	t.Run("ADeletedTemplateOrAnInactiveAccountFailsTheMessageAtSendTime", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		queue := func(number string) *messaging.Queued {
+			q, err := svc.QueueTemplate(ctx, bundle.org.ID, bundle.actor, messaging.TemplateInput{PhoneNumber: number,
+				TemplateID: &bundle.template.ID, Params: map[string]string{"1": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}
+		gone, inactive := queue("+15550105000"), queue("+15550105001")
+		bundle.f.DB.Delete(&models.Template{}, "id = ?", bundle.template.ID)
+		if err := svc.SendQueued(ctx, bundle.org.ID, gone.MessageID, false); err != nil {
+			t.Fatal(err)
+		}
+		bundle.f.DB.Model(&models.PlatformAccount{}).Where("id = ?", bundle.account.ID).Update("status", models.AccountDisconnected)
+		if err := svc.SendQueued(ctx, bundle.org.ID, inactive.MessageID, false); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[*messaging.Queued][2]string{
+			gone:     {"the template can no longer be sent", "template not found"},
+			inactive: {"the account is not active", ""},
+		} {
+			m := reload(t, bundle.f.DB, id.MessageID)
+			if m.Status != models.StatusFailed || m.ErrorTitle != want[0] || m.ErrorDetail != want[1] {
+				t.Errorf("message %+v: want failed with %q", m, want)
+			}
+		}
+		if sends(bundle) != 0 {
+			t.Errorf("%d sends, want none", sends(bundle))
 		}
 	})
 

@@ -119,34 +119,63 @@ func (s *Service) markFailed(ctx context.Context, id uuid.UUID, pe *platform.Err
 }
 
 // markAccepted stores the provider's id, moves the message to sent, and
-// announces it, in one transaction.
+// announces it. When no webhook takes the announcement, that is one
+// statement committed on its own; otherwise one transaction with the events.
 func (s *Service) markAccepted(ctx context.Context, m *models.Message, c *models.Contact, a *accounts.Account, platformID string, actor Actor) error {
+	listening, err := s.webhooks.Listens(context.WithoutCancel(ctx), s.db, m.OrganizationID, announcements(actor)...)
+	if err != nil {
+		return err
+	}
+	return s.settleAccepted(ctx, m, c, a, platformID, actor, listening)
+}
+
+// announcements are the events of an accepted send.
+func announcements(actor Actor) []string {
+	names := []string{webhooks.EventMessageOutgoing}
+	if actor.APIKeyID == nil && actor.UserID != uuid.Nil {
+		names = append(names, webhooks.EventMessageSent)
+	}
+	return names
+}
+
+// settleAccepted is markAccepted once it is known whether a webhook
+// listens (the send claim reads it).
+func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *models.Contact, a *accounts.Account, platformID string, actor Actor, listening bool) error {
+	ctx = context.WithoutCancel(ctx)
 	now := s.now()
-	var events []uuid.UUID
-	err := s.db.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error {
-		// A status webhook may already have matched the message through its
-		// callback data; then only the id is left to set.
-		if err := tx.Exec(`UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
+	names := announcements(actor)
+	// A status webhook may already have matched the message through its
+	// callback data; then only the id is left to set. The contact's last
+	// activity moves in the same statement.
+	settle := func(db *gorm.DB) error {
+		return db.Exec(`WITH sent AS (UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
 			status = CASE WHEN status = 'pending' THEN 'sent' ELSE status END,
-			sent_at = COALESCE(sent_at, ?), updated_at = now() WHERE id = ?`, platformID, now, m.ID).Error; err != nil {
+			sent_at = COALESCE(sent_at, ?), updated_at = now() WHERE id = ? RETURNING id)
+			UPDATE contacts SET last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
+			platformID, now, m.ID, now, now, c.ID).Error
+	}
+	if !listening {
+		if err := settle(s.db.WithContext(ctx)); err != nil {
 			return err
 		}
-		if err := tx.Model(&models.Contact{}).Where("id = ?", c.ID).
-			Update("last_message_at", gorm.Expr("GREATEST(COALESCE(last_message_at, ?), ?)", now, now)).Error; err != nil {
+		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
+		return nil
+	}
+	var events []uuid.UUID
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := settle(tx); err != nil {
 			return err
 		}
 		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
 		data := eventData(m, c, a.Name)
-		if actor.APIKeyID == nil && actor.UserID != uuid.Nil {
-			id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, webhooks.EventMessageSent, data)
+		for i := len(names) - 1; i >= 0; i-- { // message.sent first, as before
+			id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, names[i], data)
 			if err != nil {
 				return err
 			}
 			events = append(events, id)
 		}
-		id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, webhooks.EventMessageOutgoing, data)
-		events = append(events, id)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err

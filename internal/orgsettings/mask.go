@@ -32,10 +32,17 @@ func (m Masker) Name(s string) string {
 	return s
 }
 
-// Masker returns the organization's masker, from its current settings.
+// Masker returns the organization's masker, from its current settings
+// (through the cache when there is one: exact, see WithMaskerCache).
 func (s *Service) Masker(ctx context.Context, orgID uuid.UUID) (Masker, error) {
-	_, st, err := s.Get(ctx, orgID)
-	return Masker{hide: st.MaskPhoneNumbers}, err
+	load := func() (Masker, error) {
+		_, st, err := s.Get(ctx, orgID)
+		return Masker{hide: st.MaskPhoneNumbers}, err
+	}
+	if s.maskers == nil {
+		return load()
+	}
+	return s.maskers.Get(ctx, orgID, []string{maskerVersionKey(orgID)}, load)
 }
 
 // Timezone answers the organization's timezone name (the chatbot's

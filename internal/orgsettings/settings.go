@@ -8,18 +8,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // timezone names validate even where the OS has no zoneinfo
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
 	"wharf/internal/audio"
 	"wharf/internal/secrets"
 	"wharf/internal/storage"
+	"wharf/internal/versioned"
 	"wharf/models"
 )
 
@@ -101,12 +104,32 @@ type Service struct {
 	box       *secrets.Box
 	store     *storage.Local
 	transcode *audio.Transcoder
+	// maskers caches Masker answers (nil: every call reads the
+	// organization); see WithMaskerCache.
+	maskers *versioned.Cache[uuid.UUID, Masker]
 }
+
+// Option changes a default of NewService.
+type Option func(*Service)
+
+// WithMaskerCache keeps organizations' maskers in process, exact across
+// replicas through a version per organization in rdb that Apply replaces
+// (internal/versioned); maxAge bounds an entry's life should an invalidation
+// be lost. The api uses it: every answer that shows a contact asks.
+func WithMaskerCache(rdb redis.UniversalClient, maxAge time.Duration, log *slog.Logger) Option {
+	return func(s *Service) { s.maskers = versioned.New[uuid.UUID, Masker](rdb, maxAge, 50_000, log) }
+}
+
+func maskerVersionKey(org uuid.UUID) string { return "wharf:orgsettings:v:" + org.String() }
 
 // NewService wires the settings domain. transcoder may be nil in processes
 // that take no uploads.
-func NewService(db *gorm.DB, box *secrets.Box, store *storage.Local, transcoder *audio.Transcoder) *Service {
-	return &Service{db: db, box: box, store: store, transcode: transcoder}
+func NewService(db *gorm.DB, box *secrets.Box, store *storage.Local, transcoder *audio.Transcoder, opts ...Option) *Service {
+	s := &Service{db: db, box: box, store: store, transcode: transcoder}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Get returns the organization's name and effective settings.
@@ -240,6 +263,9 @@ func (s *Service) Apply(ctx context.Context, orgID uuid.UUID, u Update) error {
 	}
 	updates["settings"] = gorm.Expr("settings || ?::jsonb", string(b))
 	res := s.db.WithContext(ctx).Model(&models.Organization{}).Where("id = ?", orgID).Updates(updates)
+	if s.maskers != nil {
+		s.maskers.Changed(ctx, maskerVersionKey(orgID), func(k uuid.UUID) bool { return k == orgID })
+	}
 	if res.Error != nil {
 		return res.Error
 	}

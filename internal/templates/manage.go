@@ -68,6 +68,7 @@ func normalizeFormat(f string) string {
 // Create validates a template, submits it to the provider for approval and
 // stores it PENDING. Nothing is stored when the provider refuses it.
 func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*models.Template, error) {
+	defer s.recent.Clear() // after the change, for RecentSendable
 	if in.AccountID == nil {
 		return nil, apperr.Invalidf("account_id is required")
 	}
@@ -155,6 +156,7 @@ func samplesFromMaps(ms []map[string]any) []SampleValue {
 // not approved. The change reaches the provider with Publish; an approved
 // template cannot change, so what is sent is always what was approved.
 func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, components []map[string]any, samples *[]SampleValue) (*models.Template, error) {
+	defer s.recent.Clear() // after the change, for RecentSendable
 	t, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -182,6 +184,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, components []
 // submission when the provider does not have it, an edit otherwise. The
 // template becomes PENDING.
 func (s *Service) Publish(ctx context.Context, orgID, id uuid.UUID) (*models.Template, error) {
+	defer s.recent.Clear() // after the change, for RecentSendable
 	t, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -213,6 +216,7 @@ func (s *Service) Publish(ctx context.Context, orgID, id uuid.UUID) (*models.Tem
 // Delete removes the template at the provider, then here. A template the
 // provider no longer knows is deleted here anyway.
 func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
+	defer s.recent.Clear() // after the change, for RecentSendable
 	t, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return err

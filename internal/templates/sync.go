@@ -27,6 +27,7 @@ type SyncResult struct {
 // creates or updates them here (matched by name and language). Templates the
 // provider does not return are left alone.
 func (s *Service) Sync(ctx context.Context, orgID, accountID uuid.UUID) (*SyncResult, error) {
+	defer s.recent.Clear() // after the change, for RecentSendable
 	a, err := s.accounts.Get(ctx, orgID, accountID)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,6 +12,48 @@ import (
 	"wharf/jobs"
 	"wharf/models"
 )
+
+// Listens reports whether an active webhook of the organization subscribes
+// to any of events. A hot path that learns that nobody does writes its change
+// without an outbox row, as one statement without a transaction of its own
+// (a webhook created meanwhile is as if it had been created just after the
+// change); one that learns that someone does calls Emit in its change's
+// transaction, which checks again.
+func (s *Service) Listens(ctx context.Context, db *gorm.DB, orgID uuid.UUID, events ...string) (bool, error) {
+	if len(events) == 0 {
+		return false, nil
+	}
+	conds := make([]string, len(events))
+	args := []any{orgID}
+	for i, e := range events {
+		conds[i] = "events @> jsonb_build_array(?::text)"
+		args = append(args, e)
+	}
+	var listening bool
+	err := db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM webhooks
+		WHERE organization_id = ? AND is_active AND (`+strings.Join(conds, " OR ")+`))`, args...).Scan(&listening).Error
+	return listening, err
+}
+
+// EmitStatement is Emit as a data-modifying statement for the caller to run
+// inside a statement of its own (as a CTE), so that the change, the check
+// and the event are one round trip and one snapshot: it records the event
+// when cond (SQL over the caller's CTEs) holds and an active webhook of the
+// organization subscribes to it, and returns its id (RETURNING id): publish
+// that after the commit, when the statement returned one.
+func (s *Service) EmitStatement(orgID uuid.UUID, event string, data any, cond string) (stmt string, args []any, err error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return "", nil, err
+	}
+	id := uuid.New()
+	stmt = `INSERT INTO events (id, organization_id, event, data, created_at)
+		SELECT ?, ?, ?, ?::jsonb, ?
+		WHERE (` + cond + `) AND EXISTS (SELECT 1 FROM webhooks
+			WHERE organization_id = ? AND is_active AND events @> jsonb_build_array(?::text))
+		RETURNING id`
+	return stmt, []any{id, orgID, event, string(b), s.now(), orgID, event}, nil
+}
 
 // Emit records an event in the outbox inside tx, when at least one active
 // webhook of the organization subscribes to it; it returns the event id to
