@@ -2,9 +2,9 @@ package inbound_test
 
 import (
 	"context"
-	"time"
 	"strings"
 	"testing"
+	"time"
 
 	"wharf/internal/apperr"
 	"wharf/internal/inbound"
