@@ -125,62 +125,75 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 			return 0, "", tooManyFailures(wait)
 		}
 	}
-	routes, err := s.routes(ctx, phoneIDs, wabaIDs)
+	// route verifies and splits the changes with routes; it runs again on
+	// fresh routes when remembered ones verified nothing (an organization
+	// may have just set its app secret: a refusal is never stale).
+	var events []pending
+	var anyVerified bool
+	route := func(routes []accounts.Route) {
+		checked := map[string]bool{}
+		verified := func(r accounts.Route) bool {
+			if global {
+				return true
+			}
+			if r.AppSecret == "" {
+				return false
+			}
+			ok, seen := checked[r.AppSecret]
+			if !seen {
+				ok = platform.VerifySignature(r.AppSecret, body, signature)
+				checked[r.AppSecret] = ok
+			}
+			return ok
+		}
+
+		events, anyVerified = nil, global
+		for _, ch := range changes {
+			switch {
+			case ch.msgs != nil:
+				var route *accounts.Route
+				for i := range routes {
+					if routes[i].PhoneNumberID == ch.msgs.Metadata.PhoneNumberID {
+						route = &routes[i]
+					}
+				}
+				if route == nil {
+					if global { // a forged webhook's numbers are not worth a log line
+						s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
+					}
+					continue
+				}
+				if !verified(*route) {
+					continue
+				}
+				anyVerified = true
+				events = append(events, splitByContact(*route, ch.msgs)...)
+			case ch.eventType != "":
+				for _, r := range routes {
+					about := r.BusinessAccountID == ch.entry.ID
+					if ch.phoneID != "" {
+						about = r.PhoneNumberID == ch.phoneID
+					}
+					if about && verified(r) {
+						anyVerified = true
+						events = append(events, pending{route: r, eventType: ch.eventType, payload: ch.change.Value})
+					}
+				}
+			default:
+				s.log.Info("webhook field not handled", "field", ch.change.Field)
+			}
+		}
+	}
+	routes, cached, err := s.routes(ctx, phoneIDs, wabaIDs, false)
 	if err != nil {
 		return 0, "", err
 	}
-	checked := map[string]bool{}
-	verified := func(r accounts.Route) bool {
-		if global {
-			return true
+	route(routes)
+	if !anyVerified && cached {
+		if routes, _, err = s.routes(ctx, phoneIDs, wabaIDs, true); err != nil {
+			return 0, "", err
 		}
-		if r.AppSecret == "" {
-			return false
-		}
-		ok, seen := checked[r.AppSecret]
-		if !seen {
-			ok = platform.VerifySignature(r.AppSecret, body, signature)
-			checked[r.AppSecret] = ok
-		}
-		return ok
-	}
-
-	var events []pending
-	anyVerified := global
-	for _, ch := range changes {
-		switch {
-		case ch.msgs != nil:
-			var route *accounts.Route
-			for i := range routes {
-				if routes[i].PhoneNumberID == ch.msgs.Metadata.PhoneNumberID {
-					route = &routes[i]
-				}
-			}
-			if route == nil {
-				if global { // a forged webhook's numbers are not worth a log line
-					s.log.Warn("webhook for an unknown phone number id", "phone_number_id", ch.msgs.Metadata.PhoneNumberID)
-				}
-				continue
-			}
-			if !verified(*route) {
-				continue
-			}
-			anyVerified = true
-			events = append(events, splitByContact(*route, ch.msgs)...)
-		case ch.eventType != "":
-			for _, r := range routes {
-				about := r.BusinessAccountID == ch.entry.ID
-				if ch.phoneID != "" {
-					about = r.PhoneNumberID == ch.phoneID
-				}
-				if about && verified(r) {
-					anyVerified = true
-					events = append(events, pending{route: r, eventType: ch.eventType, payload: ch.change.Value})
-				}
-			}
-		default:
-			s.log.Info("webhook field not handled", "field", ch.change.Field)
-		}
+		route(routes)
 	}
 	if !anyVerified {
 		return 0, blame(source, routes, phoneIDs), apperr.Unauthorizedf("invalid webhook signature")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"wharf/internal/apperr"
 	"wharf/internal/inbound"
@@ -72,7 +73,14 @@ func TestIntake(t *testing.T) {
 		if got := bundle.f.Count("inbound_events", "kind = ? AND contact_key = ''", inbound.EventStatuses); got != 1 {
 			t.Errorf("%d status events", got)
 		}
-		if got := bundle.queue.TaskTypes(t); got[jobs.TypeInboundProcess] != 2 || got[jobs.TypeInboundStatuses] != 1 {
+		// Processing is enqueued just after the answer (groupcommit.go).
+		var got map[string]int
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if got = bundle.queue.TaskTypes(t); got[jobs.TypeInboundProcess] == 2 && got[jobs.TypeInboundStatuses] == 1 {
+				break
+			}
+		}
+		if got[jobs.TypeInboundProcess] != 2 || got[jobs.TypeInboundStatuses] != 1 {
 			t.Errorf("queued %v: want one process task per contact and one for the statuses", got)
 		}
 	})

@@ -19,11 +19,13 @@ import (
 // names has its route (or, for a webhook naming only business accounts, at
 // least one route was found). A number whose account is verified a moment
 // later is therefore looked up again on its next webhook, never dropped for
-// routeTTL. What routeTTL allows is the other direction: for up to two
-// seconds after an account is deleted or an organization changes its app
-// secret, webhooks are still routed the old way (a deleted account's events
-// are refused by the database, and a webhook signed with the new secret
-// gets a 401, which the provider retries).
+// routeTTL; and a webhook that remembered routes do not verify is checked
+// again against fresh ones (an organization that just set or changed its
+// app secret is never refused on a stale one). What routeTTL allows is the
+// other direction: for up to two seconds after an account is deleted or an
+// organization replaces its app secret, webhooks are still routed and
+// verified the old way (a deleted account's events are refused by the
+// database).
 const (
 	routeTTL = 2 * time.Second
 	// maxCachedRoutes bounds the memory a flood of distinct (forged but
@@ -41,20 +43,21 @@ type routeCache struct {
 	entries map[string]cachedRoutes
 }
 
-// routes answers accounts.Routes for the ids, from the cache when it can.
-func (s *Service) routes(ctx context.Context, phoneIDs, wabaIDs []string) ([]accounts.Route, error) {
+// routes answers accounts.Routes for the ids, from the cache when it can
+// (cached reports it) unless fresh asks for the database.
+func (s *Service) routes(ctx context.Context, phoneIDs, wabaIDs []string, fresh bool) (_ []accounts.Route, cached bool, _ error) {
 	key := strings.Join(phoneIDs, ",") + "|" + strings.Join(wabaIDs, ",")
 	now := s.now()
 	c := &s.routeCache
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.routes, nil
+	if ok && now.Before(e.expires) && !fresh {
+		return e.routes, true, nil
 	}
 	routes, err := s.accounts.Routes(ctx, phoneIDs, wabaIDs)
 	if err != nil || !complete(routes, phoneIDs) {
-		return routes, err
+		return routes, false, err
 	}
 	c.mu.Lock()
 	if c.entries == nil || len(c.entries) >= maxCachedRoutes {
@@ -62,7 +65,7 @@ func (s *Service) routes(ctx context.Context, phoneIDs, wabaIDs []string) ([]acc
 	}
 	c.entries[key] = cachedRoutes{routes: routes, expires: now.Add(routeTTL)}
 	c.mu.Unlock()
-	return routes, nil
+	return routes, false, nil
 }
 
 // complete reports whether routes has a route for every phone number id
