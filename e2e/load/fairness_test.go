@@ -163,11 +163,16 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	if len(slow) > 0 {
 		t.Fatalf("campaigns outside 100 +-10%% in 10 s: %v", slow)
 	}
-	// The paced campaigns take CPU of their own: 500 sends a second, each
-	// costing about what an unpaced send costs. Beyond that (and a quarter
-	// for their pacing), the unpaced campaign must not lose speed to them,
-	// as it would if they held worker slots while waiting.
-	if floor := aloneRate - 1.25*10*paced; besideRate < floor || besideRate < aloneRate/3 {
-		t.Fatalf("the unpaced campaign slowed from %.0f to %.0f msg/s beside the paced ones (at least %.0f expected)", aloneRate, besideRate, max(floor, aloneRate/3))
+	// The paced campaigns take CPU of their own: 500 sends a second. Since
+	// issue 9 an unpaced lane sends in chunks of 16 settled by one
+	// statement, while a paced lane's run sends the one or two messages
+	// that accrued, each chunk with its own claim, settle, task and pacing
+	// call: a paced send costs several unpaced ones (measured: the unpaced
+	// campaign went from ~5,000 msg/s alone to ~2,700 beside them, on two
+	// shared vCPUs). What this guards is that paced lanes do not hold worker
+	// slots while they wait: then the unpaced lanes would get no slot and
+	// next to no throughput. A third of its rate alone is the floor.
+	if floor := aloneRate / 3; besideRate < floor {
+		t.Fatalf("the unpaced campaign slowed from %.0f to %.0f msg/s beside the paced ones (at least %.0f expected)", aloneRate, besideRate, floor)
 	}
 }
