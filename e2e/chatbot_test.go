@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +343,47 @@ func TestChatbotAIReplyAndFallback(t *testing.T) {
 	got = botSays(t, f, from, 3)
 	if got[2].text() != "Please try later." {
 		t.Fatalf("fallback after an AI failure %+v", got[2])
+	}
+}
+
+// A flow that calls an API (its answer's fields become variables), sends a
+// platform flow and takes the flow's reply into the variables, then
+// completes.
+func TestChatbotFlowWithAPIFetchAndPlatformFlow(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("phone") != "+15550009999" {
+			http.Error(w, "unknown customer", 404)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"order": {"status": "shipped", "items": [{"name": "Lamp"}]}}`)
+	}))
+	t.Cleanup(api.Close)
+	a := f.admin.Auth()
+	f.Do("PUT", "/api/chatbot/settings", map[string]any{"chatbot_enabled": true}, a).Expect(t, 200)
+	f.Do("POST", "/api/chatbot/flows", map[string]any{"name": "Track", "trigger_keywords": []string{"track"}, "completion_message": "Done.",
+		"steps": []map[string]any{
+			{"step_order": 1, "message_type": "api_fetch", "message": "Your {{item}} is {{status}}.",
+				"api_config": map[string]any{"url": api.URL + "/orders?phone={{phone_number}}", "response_mapping": map[string]string{
+					"status": "order.status", "item": "order.items.0.name"}}},
+			{"step_order": 2, "message_type": "platform_flow", "message": "Please fill in the form.",
+				"flow_config": map[string]any{"flow_id": "777", "flow_cta": "Open form"}},
+			{"step_order": 3, "message_type": "text", "message": "Thanks, we will write to {{email}}."},
+		}}, a).Expect(t, 201)
+
+	const from = "15550009999"
+	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "track"})
+	got := botSays(t, f, from, 2)
+	if got[0].text() != "Your Lamp is shipped." || got[1].Interactive.Type != "flow" || got[1].text() != "Please fill in the form." {
+		t.Fatalf("replies %+v", got)
+	}
+	f.Incoming(platformsim.Incoming{From: from, Type: "interactive", Interactive: &platformsim.IncomingInteractive{Type: "nfm_reply",
+		ResponseJSON: `{"email": "ann@example.com"}`}})
+	got = botSays(t, f, from, 4)
+	if got[2].text() != "Thanks, we will write to ann@example.com." || got[3].text() != "Done." {
+		t.Fatalf("after the flow reply %+v", got[2:])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -233,7 +234,7 @@ func (e *evaluation) fetch(sess *models.ChatbotSession, cfg *models.APIConfig) {
 		if cfg.Method == "POST" {
 			body = bytes.NewReader([]byte(e.fill(cfg.Body, sess.Variables.V)))
 		}
-		req, err := http.NewRequestWithContext(e.ctx, cfg.Method, e.fill(cfg.URL, sess.Variables.V), body)
+		req, err := http.NewRequestWithContext(e.ctx, cfg.Method, e.fillWith(cfg.URL, sess.Variables.V, url.QueryEscape), body)
 		if err != nil {
 			return err
 		}
@@ -295,27 +296,37 @@ var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 // fill replaces {{variable}} with the session's variable, or the contact's
 // contact_name and phone_number; unknown placeholders become empty.
 func (e *evaluation) fill(text string, vars map[string]any) string {
+	return e.fillWith(text, vars, func(s string) string { return s })
+}
+
+// fillWith is fill with each value passed through escape (a URL's values
+// are query-escaped: a "+" of a phone number must not turn into a space).
+func (e *evaluation) fillWith(text string, vars map[string]any, escape func(string) string) string {
 	if !strings.Contains(text, "{{") {
 		return text
 	}
 	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		name := placeholder.FindStringSubmatch(m)[1]
-		if v, ok := vars[name]; ok && v != nil {
-			if s, ok := v.(string); ok {
-				return s
-			}
-			b, _ := json.Marshal(v)
-			return string(b)
-		}
-		switch name {
-		case "contact_name":
-			if e.contact.Name != "" {
-				return e.contact.Name
-			}
-			return e.contact.ProfileName
-		case "phone_number":
-			return e.contact.PhoneNumber
-		}
-		return ""
+		return escape(e.value(placeholder.FindStringSubmatch(m)[1], vars))
 	})
+}
+
+// value is a placeholder's text.
+func (e *evaluation) value(name string, vars map[string]any) string {
+	if v, ok := vars[name]; ok && v != nil {
+		if s, ok := v.(string); ok {
+			return s
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	switch name {
+	case "contact_name":
+		if e.contact.Name != "" {
+			return e.contact.Name
+		}
+		return e.contact.ProfileName
+	case "phone_number":
+		return e.contact.PhoneNumber
+	}
+	return ""
 }
