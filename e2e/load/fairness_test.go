@@ -168,11 +168,12 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	// statement, while a paced lane's run sends the one or two messages
 	// that accrued, each chunk with its own claim, settle, task and pacing
 	// call: a paced send costs several unpaced ones (measured: the unpaced
-	// campaign went from ~5,000 msg/s alone to ~2,700 beside them, on two
-	// shared vCPUs). What this guards is that paced lanes do not hold worker
-	// slots while they wait: then the unpaced lanes would get no slot and
-	// next to no throughput. A third of its rate alone is the floor.
-	if floor := aloneRate / 3; besideRate < floor {
+	// campaign went from 5,000-8,900 msg/s alone, depending on the
+	// machine's load, to 2,700-2,900 beside them, on two shared vCPUs). What
+	// this guards is that paced lanes do not hold worker slots while they
+	// wait: then the unpaced lanes would get no slot and next to no
+	// throughput. A fifth of its rate alone is the floor.
+	if floor := aloneRate / 5; besideRate < floor {
 		t.Fatalf("the unpaced campaign slowed from %.0f to %.0f msg/s beside the paced ones (at least %.0f expected)", aloneRate, besideRate, floor)
 	}
 }
