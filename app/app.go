@@ -373,9 +373,10 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	if err != nil {
 		return nil, err
 	}
-	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout}, log)
+	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout,
+		TaskCheckInterval: c.TaskCheckInterval}, log)
 	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,
-		Queues: map[string]int{jobs.QueueCampaigns: 1}}, log)
+		Queues: map[string]int{jobs.QueueCampaigns: 1}, TaskCheckInterval: c.TaskCheckInterval}, log)
 	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
 		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot}).Register(w.Mux)

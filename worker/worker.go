@@ -25,8 +25,11 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	Queues          map[string]int // nil means jobs.QueuePriorities
 	// TaskCheckInterval is how often an idle worker polls its queues
-	// (default 200 ms: asynq's 1 s would add up to a second to every reply
-	// and inbound message that arrives while the worker is idle).
+	// (default 20 ms, WORKER_TASK_CHECK_INTERVAL: asynq's processor sleeps
+	// 0.5 to 1.5 times it whenever it finds no task and dequeues nothing
+	// meanwhile, so at 1 s (asynq's default) or 200 ms every step of a reply
+	// (inbound processing, the chatbot) waited that long behind a moment of
+	// empty queue).
 	TaskCheckInterval time.Duration
 	// DelayedTaskCheckInterval is how often retries and scheduled tasks due
 	// are moved to their queue (default 250 ms, so that the 2 s and 4 s
@@ -42,7 +45,7 @@ func NewServer(redis asynq.RedisConnOpt, o Options, log *slog.Logger) *asynq.Ser
 		queues = jobs.QueuePriorities
 	}
 	if o.TaskCheckInterval == 0 {
-		o.TaskCheckInterval = 200 * time.Millisecond
+		o.TaskCheckInterval = 20 * time.Millisecond
 	}
 	if o.DelayedTaskCheckInterval == 0 {
 		o.DelayedTaskCheckInterval = 250 * time.Millisecond
