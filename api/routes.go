@@ -8,6 +8,7 @@ import (
 	"wharf/api/cannedapi"
 	"wharf/api/chatbotapi"
 	"wharf/api/contactsapi"
+	"wharf/api/dataopsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
@@ -41,6 +42,7 @@ type Domains struct {
 	Transfers *transfersapi.Handlers
 	Chatbot   *chatbotapi.Handlers
 	Flows     *pflowsapi.Handlers
+	DataOps   *dataopsapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -62,6 +64,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Chatbot", d.Chatbot.Routes()),
 		tagged("Agent transfers", d.Transfers.Routes()),
 		tagged("Platform flows", d.Flows.Routes()),
+		tagged("Export and import", d.DataOps.Routes()),
 	)
 }
 

@@ -24,6 +24,7 @@ import (
 	"wharf/api/cannedapi"
 	"wharf/api/chatbotapi"
 	"wharf/api/contactsapi"
+	"wharf/api/dataopsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
@@ -42,6 +43,7 @@ import (
 	"wharf/internal/config"
 	"wharf/internal/contacts"
 	"wharf/internal/database"
+	"wharf/internal/dataops"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
@@ -146,6 +148,7 @@ type domains struct {
 	Transfers *transfers.Service
 	Chatbot   *chatbot.Service
 	Flows     *pflows.Service
+	DataOps   *dataops.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -169,6 +172,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
+	d.DataOps = dataops.NewService(in.DB, settings)
 	var err error
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
@@ -303,6 +307,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
 			Chatbot:   chatbotapi.New(d.Chatbot, d.Settings),
 			Flows:     pflowsapi.New(d.Flows, d.Messaging),
+			DataOps:   dataopsapi.New(d.DataOps),
 		},
 	})
 	a.Handler = a.Server.Handler()

@@ -43,7 +43,7 @@ var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandle
 var domainRank = map[string]int{
 	"orgsettings": 0, "webhooks": 0,
 	"identity": 1, "accounts": 1, "contacts": 1, "teams": 1,
-	"inbound": 2, "canned": 2, "transfers": 2, "pflows": 2,
+	"inbound": 2, "canned": 2, "transfers": 2, "dataops": 2, "pflows": 2,
 	"templates": 3,
 	"messaging": 4, "campaigns": 4,
 	"chatbot": 5,

@@ -1,0 +1,68 @@
+package dataopsapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"wharf/api/web"
+	"wharf/internal/apperr"
+	"wharf/internal/dataops"
+)
+
+func (h *Handlers) export(c *gin.Context) {
+	var req exportRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if !mayExport(c, req.Table) {
+		return
+	}
+	if req.Format != "" && req.Format != "csv" {
+		web.Fail(c, apperr.Invalidf("format must be csv"))
+		return
+	}
+	var tags []string
+	for _, t := range strings.Split(req.Filters.Tags, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	ctx := c.Request.Context()
+	exp, err := h.ops.PrepareExport(ctx, web.Principal(c).OrgID, dataops.ExportRequest{Table: req.Table, Columns: req.Columns,
+		Search: req.Filters.Search, Tags: tags})
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	// A large export outlasts the server's write timeout.
+	_ = web.NoWriteDeadline(c)
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="`+exp.FileName(time.Now())+`"`)
+	c.Status(200)
+	if err := exp.WriteTo(ctx, c.Writer); err != nil {
+		// The status is sent: all that is left is to cut the answer short,
+		// so that the client sees an incomplete file rather than a whole one.
+		web.Log(c).Warn("export interrupted", "table", req.Table, "error", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func (h *Handlers) config(c *gin.Context) {
+	table := c.Param("table")
+	if !mayExport(c, table) {
+		return
+	}
+	cfg, err := dataops.ExportConfig(table)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	out := configResp{Table: cfg.Table, DefaultColumns: cfg.DefaultColumns}
+	for _, col := range cfg.Columns {
+		out.Columns = append(out.Columns, columnResp{Key: col.Key, Label: col.Label})
+	}
+	web.OK(c, out)
+}

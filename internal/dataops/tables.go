@@ -1,0 +1,139 @@
+package dataops
+
+import (
+	"slices"
+	"strings"
+
+	"wharf/internal/apperr"
+)
+
+// column is an exportable column: its key, its label (the header), the SQL
+// expression that reads it from the table aliased t, and whether it is a
+// phone number or a name the organization's masking applies to.
+type column struct {
+	key, label, expr string
+	byDefault        bool
+	phone, name      bool
+}
+
+// table is an exportable table.
+type table struct {
+	name    string
+	from    string // FROM clause, the table aliased t
+	search  string // the search condition on @search (an ILIKE pattern)
+	order   string // a total order, so that an export is stable
+	columns []column
+}
+
+// Column is a table's column as the config endpoint shows it.
+type Column struct {
+	Key   string
+	Label string
+}
+
+// Config is what a table offers to export.
+type Config struct {
+	Table          string
+	Columns        []Column
+	DefaultColumns []string
+}
+
+var tables = []*table{
+	{
+		name:   "contacts",
+		from:   "contacts t",
+		search: "(t.phone_number ILIKE @search OR t.name ILIKE @search OR t.profile_name ILIKE @search)",
+		order:  "t.created_at, t.id",
+		columns: []column{
+			{key: "phone_number", label: "Phone Number", expr: "t.phone_number", byDefault: true, phone: true},
+			{key: "profile_name", label: "Name", expr: "COALESCE(NULLIF(t.name, ''), t.profile_name)", byDefault: true, name: true},
+			{key: "tags", label: "Tags", byDefault: true, expr: `COALESCE((SELECT string_agg(g.name, ',' ORDER BY lower(g.name))
+				FROM contact_tags ct JOIN tags g ON g.id = ct.tag_id WHERE ct.contact_id = t.id), '')`},
+			{key: "platform_account", label: "Platform Account", expr: "(SELECT a.name FROM platform_accounts a WHERE a.id = t.account_id)"},
+			{key: "assigned_user_id", label: "Assigned User ID", expr: "t.assigned_to::text"},
+			{key: "last_message_at", label: "Last Message At", expr: "t.last_message_at"},
+			{key: "created_at", label: "Created At", expr: "t.created_at"},
+			{key: "updated_at", label: "Updated At", expr: "t.updated_at"},
+		},
+	},
+	{
+		name:   "tags",
+		from:   "tags t",
+		search: "(t.name ILIKE @search OR t.description ILIKE @search)",
+		order:  "lower(t.name), t.id",
+		columns: []column{
+			{key: "name", label: "Name", expr: "t.name", byDefault: true},
+			{key: "color", label: "Color", expr: "t.color", byDefault: true},
+			{key: "description", label: "Description", expr: "t.description", byDefault: true},
+			{key: "created_at", label: "Created At", expr: "t.created_at"},
+		},
+	},
+}
+
+func tableOf(name string) (*table, error) {
+	for _, t := range tables {
+		if t.name == name {
+			return t, nil
+		}
+	}
+	return nil, apperr.Invalidf("table must be contacts or tags")
+}
+
+// pick answers the columns asked for, in the order asked (the default
+// columns when none is asked); an unknown or repeated column is a 400.
+func (t *table) pick(keys []string) ([]column, error) {
+	if len(keys) == 0 {
+		var out []column
+		for _, c := range t.columns {
+			if c.byDefault {
+				out = append(out, c)
+			}
+		}
+		return out, nil
+	}
+	var out []column
+	for _, k := range keys {
+		i := slices.IndexFunc(t.columns, func(c column) bool { return c.key == k })
+		if i < 0 {
+			return nil, apperr.Invalidf("unknown column %q for %s: the columns are %s", k, t.name, strings.Join(t.keys(), ", "))
+		}
+		if slices.ContainsFunc(out, func(c column) bool { return c.key == k }) {
+			return nil, apperr.Invalidf("column %q is asked for twice", k)
+		}
+		out = append(out, t.columns[i])
+	}
+	return out, nil
+}
+
+// keysOf answers the keys of columns.
+func (t *table) keysOf(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.key
+	}
+	return out
+}
+
+func (t *table) keys() []string {
+	out := make([]string, len(t.columns))
+	for i, c := range t.columns {
+		out[i] = c.key
+	}
+	return out
+}
+
+// ExportConfig answers what a table offers to export.
+func ExportConfig(name string) (*Config, error) {
+	t, err := tableOf(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{Table: t.name}
+	for _, c := range t.columns {
+		cfg.Columns = append(cfg.Columns, Column{Key: c.key, Label: c.label})
+		if c.byDefault {
+			cfg.DefaultColumns = append(cfg.DefaultColumns, c.key)
+		}
+	}
+	return cfg, nil
+}
