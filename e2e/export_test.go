@@ -66,7 +66,7 @@ func TestExportContactsAndTags(t *testing.T) {
 	}
 
 	for body, want := range map[string]string{
-		`{"table": "users"}`:                            "table must be contacts or tags",
+		`{"table": "users"}`:                           "table must be contacts or tags",
 		`{"table": "contacts", "columns": ["secret"]}`: `unknown column "secret"`,
 		`{"table": "tags", "filters": {"tags": "x"}}`:  "contacts only",
 	} {
