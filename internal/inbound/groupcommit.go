@@ -45,6 +45,10 @@ type commitRequest struct {
 // groupCommit batches the inserts of concurrent requests.
 type groupCommit struct {
 	db *gorm.DB
+	// committed runs after each successful write, before its requests are
+	// answered (counting what is stored: a metric read right after a 200
+	// includes it).
+	committed func(rows []models.InboundEvent)
 	// stored runs after each successful write with the rows written (their
 	// ids set), outside the lock; the requests have already been answered.
 	stored func(ctx context.Context, rows []models.InboundEvent)
@@ -110,6 +114,9 @@ func (g *groupCommit) writeBatch(batch []*commitRequest) {
 		rows = append(rows, r.rows...)
 	}
 	err := g.db.WithContext(ctx).Create(&rows).Error
+	if err == nil && g.committed != nil {
+		g.committed(rows)
+	}
 	if err == nil || len(batch) == 1 {
 		// Give each request its rows back with their ids.
 		i := 0
@@ -125,6 +132,9 @@ func (g *groupCommit) writeBatch(batch []*commitRequest) {
 	}
 	for _, r := range batch {
 		err := g.db.WithContext(ctx).Create(&r.rows).Error
+		if err == nil && g.committed != nil {
+			g.committed(r.rows)
+		}
 		r.done <- err
 		if err == nil {
 			g.stored(ctx, r.rows)

@@ -103,7 +103,7 @@ func NewService(d Deps) (*Service, error) {
 		enq: d.Enqueuer, limiter: d.Limiter, failures: ratelimit.FailureLimit{Max: maxSourceFailures, Window: sourceFailureWindow},
 		consumers: cs, metrics: d.Metrics, globalSecret: d.GlobalSecret, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
-	s.commits = &groupCommit{db: d.DB, stored: s.enqueueStored}
+	s.commits = &groupCommit{db: d.DB, committed: s.countStored, stored: s.enqueueStored}
 	return s, nil
 }
 

@@ -267,13 +267,20 @@ func (s *Service) store(ctx context.Context, events []pending) error {
 	return s.commits.write(rows)
 }
 
+// countStored counts a batch's stored events (before their webhooks are
+// answered).
+func (s *Service) countStored(rows []models.InboundEvent) {
+	for _, r := range rows {
+		s.metrics.InboundStored(r.EventType)
+	}
+}
+
 // enqueueStored wakes the worker up for a batch of stored events: one task
 // per type, account and contact key, however many webhooks the batch held.
 // A failed enqueue loses nothing: the sweeper finds events left pending.
 func (s *Service) enqueueStored(ctx context.Context, rows []models.InboundEvent) {
 	seen := map[string]bool{}
 	for _, r := range rows {
-		s.metrics.InboundStored(r.EventType)
 		key := r.EventType + "/" + r.AccountID.String() + "/" + r.ContactKey
 		if seen[key] {
 			continue
