@@ -20,8 +20,9 @@ import (
 // the replies and marks the message evaluated (so a retried job never
 // answers twice), and sends each message's replies before evaluating the
 // next. The whole walk holds the contact's advisory lock on a connection of
-// its own: a duplicate task waits for it and then finds nothing left, so
-// one contact's replies go out in the order of the messages they answer.
+// its own (the evaluations' transactions use it too): a duplicate task
+// waits for it and then finds nothing left, so one contact's replies go out
+// in the order of the messages they answer.
 func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
@@ -36,8 +37,13 @@ func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) erro
 		return err
 	}
 	defer unlock(conn, contactID)
+	// The evaluations run on the lock's connection too: one connection per
+	// job, so that jobs holding a lock can never wait on a pool that their
+	// locks exhausted.
+	db := s.db.Session(&gorm.Session{NewDB: true, Context: ctx})
+	db.Statement.ConnPool = conn
 	for {
-		ids, after, found, err := s.evaluateNext(ctx, orgID, contactID)
+		ids, after, found, err := s.evaluateNext(ctx, db, orgID, contactID)
 		if err != nil || !found {
 			return err
 		}
@@ -71,11 +77,11 @@ type waiting struct {
 // evaluateNext evaluates the contact's oldest waiting message in one
 // transaction and answers the replies to send, the work to do after the
 // commit, and whether there was a message.
-func (s *Service) evaluateNext(ctx context.Context, orgID, contactID uuid.UUID) ([]uuid.UUID, []func(context.Context), bool, error) {
+func (s *Service) evaluateNext(ctx context.Context, db *gorm.DB, orgID, contactID uuid.UUID) ([]uuid.UUID, []func(context.Context), bool, error) {
 	var ids []uuid.UUID
 	var after []func(context.Context)
 	found := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.Transaction(func(tx *gorm.DB) error {
 		ids, after = nil, nil
 		var w waiting
 		err := tx.Raw(`SELECT i.message_id, m.account_id, m.type, m.content, m.occurred_at FROM chatbot_inbox i
