@@ -85,10 +85,9 @@ func (e *evaluation) systemPrompt() (string, error) {
 func (e *evaluation) history(n int) ([]ai.Message, error) {
 	var rows []struct {
 		Direction string
-		Type      string
 		Content   models.JSON[map[string]any]
 	}
-	err := e.tx.Raw(`SELECT direction, type, content FROM messages WHERE contact_id = @contact AND organization_id = @org AND id <> @id
+	err := e.tx.Raw(`SELECT direction, content FROM messages WHERE contact_id = @contact AND organization_id = @org AND id <> @id
 		AND (direction = 'outgoing' OR created_at <= (SELECT created_at FROM messages WHERE id = @id))
 		ORDER BY created_at DESC, id DESC LIMIT @n`, map[string]any{"contact": e.contact.ID, "org": e.orgID, "id": e.msg.MessageID,
 		"n": n - 1}).Scan(&rows).Error
@@ -97,7 +96,7 @@ func (e *evaluation) history(n int) ([]ai.Message, error) {
 	}
 	out := make([]ai.Message, 0, len(rows)+1)
 	for _, r := range slices.Backward(rows) {
-		text := messageText(r.Type, r.Content.V)
+		text := messageText(r.Content.V)
 		if text == "" {
 			continue
 		}
@@ -114,14 +113,9 @@ func (e *evaluation) history(n int) ([]ai.Message, error) {
 }
 
 // messageText is the readable text of a stored message.
-func messageText(typ string, c map[string]any) string {
+func messageText(c map[string]any) string {
 	for _, k := range []string{"text", "body", "title", "caption"} {
 		if v, ok := c[k].(string); ok && strings.TrimSpace(v) != "" {
-			return v
-		}
-	}
-	if typ == "template" {
-		if v, ok := c["text"].(string); ok {
 			return v
 		}
 	}

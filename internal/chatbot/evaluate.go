@@ -37,9 +37,11 @@ func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) erro
 		return err
 	}
 	defer unlock(conn, contactID)
-	// The evaluations run on the lock's connection too: one connection per
-	// job, so that jobs holding a lock can never wait on a pool that their
-	// locks exhausted.
+	// The evaluations' transactions run on the lock's connection too, so a
+	// job holds one connection, not two. It still borrows pool connections
+	// for moments (the contact, the timezone, the sends after each commit):
+	// the worker's concurrency (WORKER_CONCURRENCY, 10) must stay below the
+	// pool's size (25), or lock holders could wait on a pool they exhausted.
 	db := s.db.Session(&gorm.Session{NewDB: true, Context: ctx})
 	db.Statement.ConnPool = conn
 	for {

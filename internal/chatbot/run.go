@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -279,8 +280,8 @@ func lookup(v any, path string) (any, bool) {
 				return nil, false
 			}
 		case []any:
-			var i int
-			if _, err := fmt.Sscanf(part, "%d", &i); err != nil || i < 0 || i >= len(x) {
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(x) {
 				return nil, false
 			}
 			v = x[i]

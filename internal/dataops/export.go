@@ -101,7 +101,7 @@ func (e *Export) WriteTo(ctx context.Context, w io.Writer) error {
 	// FETCH's columns are its cursor's: the cursor is named after the
 	// columns it returns, so that one FETCH text always means one shape.
 	h := fnv.New64a()
-	h.Write([]byte(e.table.name + ":" + strings.Join(e.table.keysOf(e.columns), ",")))
+	h.Write([]byte(e.table.name + ":" + strings.Join(keysOf(e.columns), ",")))
 	cursor := fmt.Sprintf("export_%x", h.Sum64())
 	return e.s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("SET TRANSACTION READ ONLY").Error; err != nil {

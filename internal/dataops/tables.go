@@ -95,7 +95,7 @@ func (t *table) pick(keys []string) ([]column, error) {
 	for _, k := range keys {
 		i := slices.IndexFunc(t.columns, func(c column) bool { return c.key == k })
 		if i < 0 {
-			return nil, apperr.Invalidf("unknown column %q for %s: the columns are %s", k, t.name, strings.Join(t.keys(), ", "))
+			return nil, apperr.Invalidf("unknown column %q for %s: the columns are %s", k, t.name, strings.Join(keysOf(t.columns), ", "))
 		}
 		if slices.ContainsFunc(out, func(c column) bool { return c.key == k }) {
 			return nil, apperr.Invalidf("column %q is asked for twice", k)
@@ -106,17 +106,9 @@ func (t *table) pick(keys []string) ([]column, error) {
 }
 
 // keysOf answers the keys of columns.
-func (t *table) keysOf(cols []column) []string {
+func keysOf(cols []column) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		out[i] = c.key
-	}
-	return out
-}
-
-func (t *table) keys() []string {
-	out := make([]string, len(t.columns))
-	for i, c := range t.columns {
 		out[i] = c.key
 	}
 	return out
