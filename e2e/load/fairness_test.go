@@ -147,13 +147,19 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	apptest.Eventually(t, 2*time.Minute, "the unpaced campaign beside the paced ones", func() bool { return s.status(beside) == "completed" })
 	besideRate := s.rate(s.phones[unpaced].ID, besideStart)
 
+	// A paced campaign's allowance is a token bucket of two seconds' worth
+	// (campaigns.burstSeconds): when a loaded machine brings a lane back
+	// late, the lane catches up with what accrued. So the pace promises at
+	// most rate*10 s + burst in a 10 s window, not rate*10 s: a campaign
+	// that found a full bucket at the window's start may send 120.
+	const burst = 2 * 10
 	counts := s.sendsBetween(from, to)
 	var rates []int
 	var slow []string
 	for i := 0; i < paced; i++ {
 		n := counts[s.phones[i].ID]
 		rates = append(rates, n)
-		if n < 90 || n > 110 {
+		if n < 90 || n > 100+burst {
 			slow = append(slow, fmt.Sprintf("campaign %d: %d", i, n))
 		}
 	}
@@ -161,7 +167,7 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	t.Logf("paced campaigns, sends in 10 s: min %d, median %d, max %d", rates[0], rates[len(rates)/2], rates[len(rates)-1])
 	t.Logf("unpaced campaign: %.0f msg/s alone, %.0f msg/s beside %d paced campaigns (%.0f msg/s)", aloneRate, besideRate, paced, 10.0*paced)
 	if len(slow) > 0 {
-		t.Fatalf("campaigns outside 100 +-10%% in 10 s: %v", slow)
+		t.Fatalf("campaigns outside 90..%d sends in 10 s: %v", 100+burst, slow)
 	}
 	// The paced campaigns take CPU of their own: 500 sends a second. Since
 	// issue 9 an unpaced lane sends in chunks of 16 settled by one
