@@ -39,6 +39,7 @@ func TestAPIStartsWithoutFFmpeg(t *testing.T) {
 
 // With ffmpeg installed /readyz says so.
 func TestReadyzReportsFFmpeg(t *testing.T) {
+	needFFmpeg(t)
 	e := apptest.New(t, nil)
 	var ready map[string]string
 	e.Do("GET", "/readyz", nil, nil).Expect(t, 200).Into(t, &ready)

@@ -14,6 +14,7 @@ import (
 
 	"wharf/api/web"
 	"wharf/internal/apperr"
+	"wharf/internal/authguard"
 	"wharf/internal/identity"
 )
 
@@ -75,9 +76,10 @@ func (s *Server) identify(c *gin.Context) {
 	if key := c.GetHeader("X-API-Key"); key != "" {
 		p, err = s.Identity.AuthenticateAPIKey(ctx, key)
 	} else if h := c.GetHeader("Authorization"); h != "" {
-		token, found := strings.CutPrefix(h, "Bearer ")
-		if !found || token == "" {
-			err = apperr.Unauthorizedf("authorization header must be 'Bearer <token>'")
+		if len(h) > 6 && strings.EqualFold(h[:6], "token ") {
+			p, err = s.frappeToken(c, strings.TrimSpace(h[6:]))
+		} else if token, found := strings.CutPrefix(h, "Bearer "); !found || token == "" {
+			err = apperr.Unauthorizedf("authorization header must be 'Bearer <token>' or 'token <api_key>:<api_secret>'")
 		} else {
 			p, err = s.Identity.AuthenticateAccessToken(ctx, token)
 		}
@@ -91,10 +93,40 @@ func (s *Server) identify(c *gin.Context) {
 	c.Next()
 }
 
+// frappeToken authenticates Frappe's "token <api_key>:<api_secret>" (an API
+// key's id and the key: identity.AuthenticateAPIToken). Failures are
+// counted per address and per (key id, address) like sign-ins
+// (authguard.APIToken); a locked caller is refused before any lookup. When
+// Redis does not answer, the check runs unguarded rather than refusing
+// everyone.
+func (s *Server) frappeToken(c *gin.Context, cred string) (*identity.Principal, error) {
+	ctx := c.Request.Context()
+	key, secret, ok := strings.Cut(cred, ":")
+	attempt := authguard.Attempt{Account: key, Address: c.ClientIP()}
+	locked, wait, gerr := s.tokenGuard.Locked(ctx, attempt)
+	if gerr != nil {
+		s.log.Warn("API token guard unavailable; checking the token unguarded", "error", gerr)
+	}
+	if locked {
+		return nil, apperr.TooManyAfter(wait, "too many failed token authentications; retry in %d seconds", int(wait.Seconds()+0.999))
+	}
+	var p *identity.Principal
+	var err error = apperr.Unauthorizedf("authorization header must be 'token <api_key>:<api_secret>'")
+	if ok && key != "" && secret != "" {
+		p, err = s.Identity.AuthenticateAPIToken(ctx, key, secret)
+	}
+	if apperr.Is(err, apperr.Unauthorized) && gerr == nil {
+		if ferr := s.tokenGuard.Fail(ctx, attempt); ferr != nil {
+			s.log.Warn("cannot count a failed API token", "error", ferr)
+		}
+	}
+	return p, err
+}
+
 // rateLimit applies the standard or bulk allowance of the caller: the API key
 // or user when identified, else the client address. Every answer carries the
 // X-RateLimit headers.
-func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
+func (s *Server) rateLimit(bulk bool, fail func(*gin.Context, error)) gin.HandlerFunc {
 	limit, class := s.cfg.RateLimitPerMinute, "std"
 	if bulk {
 		limit, class = s.cfg.RateLimitBulkPerMinute, "bulk"
@@ -125,7 +157,7 @@ func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
 		c.Header("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Add(time.Second-1).Unix(), 10))
 		if !res.Allowed {
 			c.Header("Retry-After", strconv.Itoa(int(res.RetryAfter.Seconds()+0.999)))
-			web.Fail(c, apperr.TooManyf("rate limit exceeded: %d requests per minute; retry in %d seconds",
+			fail(c, apperr.TooManyf("rate limit exceeded: %d requests per minute; retry in %d seconds",
 				limit, int(res.RetryAfter.Seconds()+0.999)))
 			return
 		}
@@ -136,6 +168,7 @@ func (s *Server) rateLimit(bulk bool) gin.HandlerFunc {
 // authorize enforces a route's Access: 401 without valid credentials, 403
 // without the permission.
 func (s *Server) authorize(r web.Route) gin.HandlerFunc {
+	fail := r.Failer()
 	return func(c *gin.Context) {
 		if !r.Access.NeedsAuth() {
 			c.Next()
@@ -144,19 +177,19 @@ func (s *Server) authorize(r web.Route) gin.HandlerFunc {
 		v, ok := c.Get(web.KeyPrincipal)
 		if !ok {
 			if err, ok := c.Get(web.KeyAuthError); ok {
-				web.Fail(c, err.(error))
+				fail(c, err.(error))
 			} else {
-				web.Fail(c, apperr.Unauthorizedf("authentication required: send 'Authorization: Bearer <token>' or 'X-API-Key: <key>'"))
+				fail(c, apperr.Unauthorizedf("authentication required: send 'Authorization: Bearer <token>' or 'X-API-Key: <key>'"))
 			}
 			return
 		}
 		p := v.(*identity.Principal)
 		if r.SessionOnly && p.ViaAPIKey() {
-			web.Fail(c, apperr.Forbiddenf("this endpoint needs a user session; API keys cannot use it"))
+			fail(c, apperr.Forbiddenf("this endpoint needs a user session; API keys cannot use it"))
 			return
 		}
 		if !r.Access.Allows(p, c) {
-			web.Fail(c, apperr.Forbiddenf("insufficient permissions: requires %s", strings.ReplaceAll(r.Access.String(), "`", "")))
+			fail(c, apperr.Forbiddenf("insufficient permissions: requires %s", strings.ReplaceAll(r.Access.String(), "`", "")))
 			return
 		}
 		c.Next()

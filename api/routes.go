@@ -6,19 +6,23 @@ import (
 	"wharf/api/accountsapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
+	"wharf/api/catalogsapi"
 	"wharf/api/chatbotapi"
 	"wharf/api/contactsapi"
+	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
 	"wharf/api/pflowsapi"
+	"wharf/api/resourceapi"
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
 	"wharf/api/transfersapi"
 	"wharf/api/web"
 	"wharf/api/webhooksapi"
+	"wharf/api/widgetsapi"
 )
 
 // Domains are the handlers of every domain the api serves. A new domain
@@ -43,6 +47,10 @@ type Domains struct {
 	Chatbot   *chatbotapi.Handlers
 	Flows     *pflowsapi.Handlers
 	DataOps   *dataopsapi.Handlers
+	Actions   *customactionsapi.Handlers
+	Catalogs  *catalogsapi.Handlers
+	Widgets   *widgetsapi.Handlers
+	Resource  *resourceapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -65,6 +73,10 @@ func (d Domains) routes() []web.Route {
 		tagged("Agent transfers", d.Transfers.Routes()),
 		tagged("Platform flows", d.Flows.Routes()),
 		tagged("Export and import", d.DataOps.Routes()),
+		tagged("Custom actions", d.Actions.Routes()),
+		tagged("Catalogs and products", d.Catalogs.Routes()),
+		tagged("Dashboard widgets", d.Widgets.Routes()),
+		tagged("Resource API (Frappe)", d.Resource.Routes()),
 	)
 }
 

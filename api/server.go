@@ -17,6 +17,7 @@ import (
 	"wharf/api/openapi"
 	"wharf/api/web"
 	"wharf/internal/apperr"
+	"wharf/internal/authguard"
 	"wharf/internal/identity"
 	"wharf/internal/metrics"
 	"wharf/internal/ratelimit"
@@ -70,9 +71,11 @@ type Server struct {
 	limiter *ratelimit.Limiter
 	ready   Readiness
 	monitor *monitor
-	metrics *metrics.Set
-	domains Domains
-	docs    *openapi.Handlers
+	// tokenGuard counts failed Frappe token authentications.
+	tokenGuard *authguard.Guard
+	metrics    *metrics.Set
+	domains    Domains
+	docs       *openapi.Handlers
 }
 
 // openAPI generates the OpenAPI document once per process. It is a function
@@ -91,7 +94,8 @@ func New(d Deps) *Server {
 		panic(err)
 	}
 	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, domains: d.Domains,
-		metrics: d.Metrics, monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config), docs: docs}
+		metrics: d.Metrics, monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config), docs: docs,
+		tokenGuard: authguard.New(d.Limiter, "wharf:authfail:apitoken", authguard.APIToken())}
 }
 
 // Routes lists every route of every domain and the document's own, for
@@ -114,7 +118,7 @@ func (s *Server) Handler() http.Handler {
 		_ = r.SetTrustedProxies(nil)
 	}
 	r.Use(s.measure, s.requestLog, s.recoverPanic)
-	r.NoRoute(s.identify, s.rateLimit(false), func(c *gin.Context) { web.Fail(c, errNoRoute) })
+	r.NoRoute(s.identify, s.rateLimit(false, web.Fail), func(c *gin.Context) { web.Fail(c, errNoRoute) })
 	r.NoMethod(func(c *gin.Context) { web.Error(c, http.StatusMethodNotAllowed, "method not allowed") })
 
 	r.GET("/healthz", s.healthz)
@@ -129,7 +133,7 @@ func (s *Server) Handler() http.Handler {
 			r.Handle(rt.Method, rt.Path, s.authorize(rt), rt.Handler)
 			continue
 		}
-		r.Handle(rt.Method, rt.Path, s.identify, s.rateLimit(rt.Bulk), s.authorize(rt), rt.Handler)
+		r.Handle(rt.Method, rt.Path, s.identify, s.rateLimit(rt.Bulk, rt.Failer()), s.authorize(rt), rt.Handler)
 	}
 	return r
 }

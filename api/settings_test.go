@@ -126,15 +126,20 @@ func TestProviderAppSecretIsEncryptedAndNeverReturned(t *testing.T) {
 	}
 }
 
-// ffmpegMake renders a test tone in the given container with ffmpeg. On a
-// machine without ffmpeg the test is skipped (audio uploads are an optional
-// feature there), except where WHARF_REQUIRE_FFMPEG is set: .ci/run installs
-// ffmpeg and sets it, so CI never skips these tests.
-func ffmpegMake(t *testing.T, name string, args ...string) []byte {
+// needFFmpeg skips a test that needs ffmpeg on a machine without it (audio
+// uploads are an optional feature there), except where WHARF_REQUIRE_FFMPEG
+// is set: .ci/run installs ffmpeg and sets it, so CI never skips these tests.
+func needFFmpeg(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil && os.Getenv("WHARF_REQUIRE_FFMPEG") == "" {
 		t.Skip("ffmpeg is not installed (apt-get install ffmpeg); audio upload tests skipped")
 	}
+}
+
+// ffmpegMake renders a test tone in the given container with ffmpeg.
+func ffmpegMake(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	needFFmpeg(t)
 	out := filepath.Join(t.TempDir(), name)
 	cmd := exec.Command("ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=1"}, args...), out)...)
 	if b, err := cmd.CombinedOutput(); err != nil {

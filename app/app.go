@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,28 +23,35 @@ import (
 	"wharf/api/accountsapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
+	"wharf/api/catalogsapi"
 	"wharf/api/chatbotapi"
 	"wharf/api/contactsapi"
+	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
 	"wharf/api/pflowsapi"
+	"wharf/api/resourceapi"
 	"wharf/api/settingsapi"
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
 	"wharf/api/transfersapi"
 	"wharf/api/webhooksapi"
+	"wharf/api/widgetsapi"
 	"wharf/internal/accounts"
 	"wharf/internal/ai"
 	"wharf/internal/audio"
 	"wharf/internal/campaigns"
 	"wharf/internal/canned"
+	"wharf/internal/catalogs"
 	"wharf/internal/chatbot"
 	"wharf/internal/config"
 	"wharf/internal/contacts"
+	"wharf/internal/customactions"
 	"wharf/internal/database"
 	"wharf/internal/dataops"
+	"wharf/internal/docframe"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
@@ -58,6 +66,10 @@ import (
 	"wharf/internal/templates"
 	"wharf/internal/transfers"
 	"wharf/internal/webhooks"
+	"wharf/internal/wharfapp"
+	"wharf/internal/wharfbulk"
+	"wharf/internal/wharfnotify"
+	"wharf/internal/widgets"
 	"wharf/jobs"
 	"wharf/platform"
 	"wharf/scheduler"
@@ -149,6 +161,13 @@ type domains struct {
 	Chatbot   *chatbot.Service
 	Flows     *pflows.Service
 	DataOps   *dataops.Service
+	Actions   *customactions.Service
+	Catalogs  *catalogs.Service
+	Widgets   *widgets.Service
+	Frame     *docframe.Service
+	Wharf     *wharfapp.Service
+	Bulk      *wharfbulk.Service
+	Notify    *wharfnotify.Service
 }
 
 func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
@@ -162,8 +181,19 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
+	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
+	// The messaging integration's base and its bulk messages come before
+	// the campaigns: a bulk message is a campaign underneath and observes it
+	// (campaigns.NewService binds itself to the bulk messages).
+	// Bulk messages resolve names against the core (CoreResolver: a Platform
+	// Account or Template shares its core row's name) and record each send
+	// as a Platform Message through wharfapp.
+	d.Wharf = wharfapp.New(wharfapp.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
+		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
+	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
+		Resolver: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
-		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Metrics: m, Log: log, Config: campaigns.Config{Lanes: cc.Lanes,
+		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Metrics: m, Log: log, Observer: d.Bulk, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
@@ -171,9 +201,24 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}})
-	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
-	d.DataOps = dataops.NewService(in.DB, settings)
+	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Log: log})
+	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
+		Policy: policy, Log: log})
+	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
+	d.Widgets = widgets.NewService(in.DB)
 	var err error
+	// The document framework and the messaging integration's packages:
+	// their hooks, methods, built-in DocTypes and event subscribers are
+	// given to the framework, which binds itself to them (docframe.Binder,
+	// through docframe.EventSinks).
+	// Notifications send through wharfapp.
+	d.Notify = wharfnotify.New(wharfnotify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Log: log})
+	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
+		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
+		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
+		Events: docframe.EventSinks{d.Wharf, d.Bulk, d.Notify}}); err != nil {
+		return nil, err
+	}
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
 		Metrics: m, Consumers: inboundConsumers(d)})
@@ -187,10 +232,11 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 // stored by messaging before any later consumer (a chatbot) sees it.
 func inboundConsumers(d *domains) []inbound.Consumer {
 	return []inbound.Consumer{
-		d.Messaging, // incoming messages, statuses of messages
-		d.Campaigns, // statuses of campaign sends
-		d.Templates, // template status updates
-		d.Chatbot,   // incoming messages, after messaging stored them
+		d.Messaging,                         // incoming messages, statuses of messages
+		d.Campaigns,                         // statuses of campaign sends
+		d.Wharf.TemplateEvents(d.Templates), // template status updates: the core template, then its Platform Template
+		d.Chatbot,                           // incoming messages, after messaging stored them
+		d.Wharf,                             // mirrors statuses and incoming messages into Platform Messages
 	}
 }
 
@@ -307,7 +353,11 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
 			Chatbot:   chatbotapi.New(d.Chatbot, d.Settings),
 			Flows:     pflowsapi.New(d.Flows, d.Messaging),
-			DataOps:   dataopsapi.New(d.DataOps),
+			DataOps:   dataopsapi.New(d.DataOps, c.ImportWait),
+			Actions:   customactionsapi.New(d.Actions),
+			Catalogs:  catalogsapi.New(d.Catalogs),
+			Widgets:   widgetsapi.New(d.Widgets),
+			Resource:  resourceapi.New(d.Frame),
 		},
 	})
 	a.Handler = a.Server.Handler()
@@ -384,7 +434,8 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 		Queues: map[string]int{jobs.QueueCampaigns: 1}, TaskCheckInterval: c.TaskCheckInterval}, log)
 	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
-		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot}).Register(w.Mux)
+		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot, DataOps: d.DataOps, Wharf: d.Wharf,
+		Notify: d.Notify}).Register(w.Mux)
 	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)

@@ -163,21 +163,36 @@ func TestClientAgainstSimulator(t *testing.T) {
 		t.Fatalf("flow %+v, %d flows", f, len(flows))
 	}
 
-	// Catalogs and products.
-	catID, err := c.CreateCatalog(ctx, "tok", waba.ID, "Shop")
+	// Catalogs and products, paged past one page of each.
+	catID, err := c.CreateCatalog(ctx, cr, "Shop")
 	must(err)
-	prodID, err := c.CreateProduct(ctx, "tok", catID, platform.Product{RetailerID: "sku-1", Name: "Mug", Price: 1299, Currency: "USD"})
-	must(err)
-	must(c.UpdateProduct(ctx, "tok", prodID, platform.Product{Price: 1499}))
-	prods, err := c.ListProducts(ctx, "tok", catID)
-	must(err)
-	cats, err := c.ListCatalogs(ctx, "tok", waba.ID)
-	must(err)
-	if len(prods) != 1 || prods[0].Price != 1499 || len(cats) != 1 {
-		t.Fatalf("products %+v catalogs %+v", prods, cats)
+	for i := range 101 {
+		_, err := sim.AddCatalog(waba.ID, fmt.Sprintf("Seeded %03d", i))
+		must(err)
 	}
-	must(c.DeleteObject(ctx, "tok", prodID))
-	must(c.DeleteObject(ctx, "tok", catID))
+	prodID, err := c.CreateProduct(ctx, cr, catID, platform.Product{RetailerID: "sku-1", Name: "Mug", Price: 1299, Currency: "USD"})
+	must(err)
+	for i := range 100 {
+		_, err := sim.AddProduct(catID, map[string]any{"retailer_id": fmt.Sprintf("seeded-%d", i), "name": "Seeded", "price": 100})
+		must(err)
+	}
+	must(c.UpdateProduct(ctx, cr, prodID, platform.Product{Price: 1499}))
+	prods, err := c.AllProducts(ctx, cr, catID)
+	must(err)
+	cats, err := c.AllCatalogs(ctx, cr)
+	must(err)
+	if len(prods) != 101 || prods[0].Price != 1499 || prods[0].Name != "Mug" || prods[0].Currency != "USD" || prods[0].RetailerID != "sku-1" ||
+		len(cats) != 102 || cats[0].ProductCount != 101 || cats[101].Name != "Seeded 100" {
+		t.Fatalf("%d products (first %+v), %d catalogs", len(prods), prods[0], len(cats))
+	}
+	must(c.DeleteObject(ctx, cr, prodID))
+	if err := c.DeleteObject(ctx, cr, prodID); !platform.IsUnknownObject(err) {
+		t.Fatalf("second delete of a product: %v", err)
+	}
+	must(c.DeleteObject(ctx, cr, catID))
+	if err := c.UpdateProduct(ctx, cr, "1", platform.Product{Name: "x"}); !platform.IsUnknownObject(err) {
+		t.Fatalf("update of an unknown product: %v", err)
+	}
 
 	// Calls: no permission, then permission.
 	if _, err := c.Connect(ctx, cr, "15550001111", platform.CallSession{SDPType: "offer", SDP: "v=0"}); err == nil {

@@ -3,6 +3,7 @@ package platformsim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -236,4 +237,143 @@ func queryLimit(r *http.Request, def int) int {
 		return def
 	}
 	return min(n, 1000)
+}
+
+// CatalogState is a catalog as a test sees it: what the provider holds,
+// products included, in creation order.
+type CatalogState struct {
+	ID                string         `json:"id"`
+	BusinessAccountID string         `json:"business_account_id"`
+	Name              string         `json:"name"`
+	Products          []ProductState `json:"products"`
+}
+
+// ProductState is a product's stored attributes (retailer_id, name,
+// price...), exactly as the client sent them, and its id.
+type ProductState struct {
+	ID    string         `json:"id"`
+	Attrs map[string]any `json:"attrs"`
+}
+
+func (c *catalog) state() CatalogState {
+	out := CatalogState{ID: c.id, BusinessAccountID: c.waba.id, Name: c.name, Products: make([]ProductState, 0, len(c.products))}
+	for _, p := range c.products {
+		out.Products = append(out.Products, ProductState{ID: p.id, Attrs: maps.Clone(p.attrs)})
+	}
+	return out
+}
+
+// AddCatalog creates a catalog for the business account directly, as if
+// someone had made it in the provider's own tools (for sync tests).
+func (s *Simulator) AddCatalog(businessAccountID, name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("platformsim: a catalog needs a name")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wb, ok := s.objects[businessAccountID].(*waba)
+	if !ok {
+		return "", fmt.Errorf("platformsim: %w: business account %s", ErrNotFound, businessAccountID)
+	}
+	c := &catalog{waba: wb, id: s.newIDLocked(), name: name}
+	c.idNum, _ = strconv.ParseInt(c.id, 10, 64)
+	s.objects[c.id] = c
+	wb.catalogs = append(wb.catalogs, c)
+	return c.id, nil
+}
+
+// AddProduct adds a product to a catalog directly. attrs take the provider
+// API's field names; retailer_id and name are required, as the API
+// requires them.
+func (s *Simulator) AddProduct(catalogID string, attrs map[string]any) (string, error) {
+	b, err := json.Marshal(attrs)
+	if err != nil {
+		return "", err
+	}
+	clean, aerr := decodeProduct(b)
+	if aerr != nil {
+		return "", fmt.Errorf("platformsim: %s", aerr.details)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.objects[catalogID].(*catalog)
+	if !ok {
+		return "", fmt.Errorf("platformsim: %w: catalog %s", ErrNotFound, catalogID)
+	}
+	if clean["retailer_id"] == nil || clean["name"] == nil {
+		return "", fmt.Errorf("platformsim: a product needs retailer_id and name")
+	}
+	p := &product{catalog: c, id: s.newIDLocked(), attrs: clean}
+	p.idNum, _ = strconv.ParseInt(p.id, 10, 64)
+	s.objects[p.id] = p
+	c.products = append(c.products, p)
+	return p.id, nil
+}
+
+// RenameCatalog changes a catalog's name at the provider, as an edit in the
+// provider's own tools would.
+func (s *Simulator) RenameCatalog(catalogID, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.objects[catalogID].(*catalog)
+	if !ok {
+		return fmt.Errorf("platformsim: %w: catalog %s", ErrNotFound, catalogID)
+	}
+	if name == "" {
+		return fmt.Errorf("platformsim: a catalog needs a name")
+	}
+	c.name = name
+	return nil
+}
+
+// DeleteCatalog removes a catalog and its products at the provider, as if
+// someone had deleted it elsewhere.
+func (s *Simulator) DeleteCatalog(catalogID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.objects[catalogID].(*catalog)
+	if !ok {
+		return fmt.Errorf("platformsim: %w: catalog %s", ErrNotFound, catalogID)
+	}
+	s.deleteCatalogLocked(c)
+	return nil
+}
+
+// Catalog reports one catalog with its products; false when the provider
+// has no such catalog.
+func (s *Simulator) Catalog(catalogID string) (CatalogState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.objects[catalogID].(*catalog)
+	if !ok {
+		return CatalogState{}, false
+	}
+	return c.state(), true
+}
+
+// Catalogs reports the business account's catalogs in creation order.
+func (s *Simulator) Catalogs(businessAccountID string) []CatalogState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wb, ok := s.objects[businessAccountID].(*waba)
+	if !ok {
+		return nil
+	}
+	out := make([]CatalogState, 0, len(wb.catalogs))
+	for _, c := range wb.catalogs {
+		out = append(out, c.state())
+	}
+	return out
+}
+
+// Product reports one product's attributes; false when the provider has no
+// such product.
+func (s *Simulator) Product(productID string) (ProductState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.objects[productID].(*product)
+	if !ok {
+		return ProductState{}, false
+	}
+	return ProductState{ID: p.id, Attrs: maps.Clone(p.attrs)}, true
 }

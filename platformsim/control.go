@@ -30,6 +30,18 @@ func (s *Simulator) controlRoutes() *http.ServeMux {
 	mux.HandleFunc("POST /_sim/calls/{id}/terminate", s.handleTerminateCall)
 	mux.HandleFunc("PUT /_sim/phone_numbers/{id}/send_error", s.handleSetSendError)
 	mux.HandleFunc("POST /_sim/tokens/revoke", s.handleRevokeToken)
+	mux.HandleFunc("POST /_sim/faults", s.handleInjectFault)
+	mux.HandleFunc("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.ClearFaults()
+		writeJSON(w, http.StatusOK, success)
+	})
+	mux.HandleFunc("GET /_sim/catalogs", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"data": s.Catalogs(r.URL.Query().Get("business_account_id"))})
+	})
+	mux.HandleFunc("POST /_sim/catalogs", s.handleAddCatalog)
+	mux.HandleFunc("PUT /_sim/catalogs/{id}", s.handleRenameCatalog)
+	mux.HandleFunc("DELETE /_sim/catalogs/{id}", s.handleDeleteCatalog)
+	mux.HandleFunc("POST /_sim/catalogs/{id}/products", s.handleAddProduct)
 	mux.HandleFunc("GET /_sim/requests", s.handleRequests)
 	mux.HandleFunc("DELETE /_sim/requests", func(w http.ResponseWriter, r *http.Request) {
 		s.ClearRequests()
@@ -75,8 +87,9 @@ func decodeControl(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 // Reset forgets messages, incoming message ids, recorded requests and
-// webhooks, pending statuses and queued webhooks; accounts, templates,
-// flows, catalogs, media, tokens and the configuration stay.
+// webhooks, pending statuses, queued webhooks and injected faults;
+// accounts, templates, flows, catalogs, media, tokens and the configuration
+// stay.
 func (s *Simulator) Reset() {
 	s.mu.Lock()
 	s.gen.Add(1)
@@ -90,6 +103,7 @@ func (s *Simulator) Reset() {
 	}
 	s.mu.Unlock()
 	s.queue.clear()
+	s.ClearFaults()
 	s.ClearRequests()
 	s.whMu.Lock()
 	s.webhooks = nil
@@ -362,4 +376,57 @@ func statusFor(err error) int {
 		return http.StatusNotFound
 	}
 	return http.StatusBadRequest
+}
+
+func (s *Simulator) handleAddCatalog(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		BusinessAccountID string `json:"business_account_id"`
+		Name              string `json:"name"`
+	}
+	if !decodeControl(w, r, &in) {
+		return
+	}
+	id, err := s.AddCatalog(in.BusinessAccountID, in.Name)
+	if err != nil {
+		controlError(w, statusFor(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id})
+}
+
+func (s *Simulator) handleRenameCatalog(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if !decodeControl(w, r, &in) {
+		return
+	}
+	if err := s.RenameCatalog(r.PathValue("id"), in.Name); err != nil {
+		controlError(w, statusFor(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, success)
+}
+
+func (s *Simulator) handleDeleteCatalog(w http.ResponseWriter, r *http.Request) {
+	if err := s.DeleteCatalog(r.PathValue("id")); err != nil {
+		controlError(w, statusFor(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, success)
+}
+
+// handleAddProduct takes the product's attributes as the provider API
+// names them (retailer_id, name, price...).
+func (s *Simulator) handleAddProduct(w http.ResponseWriter, r *http.Request) {
+	var in map[string]any
+	if !decodeControl(w, r, &in) {
+		return
+	}
+	id, err := s.AddProduct(r.PathValue("id"), in)
+	if err != nil {
+		controlError(w, statusFor(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id})
 }

@@ -97,7 +97,11 @@ func (s *Simulator) serveProvider(w http.ResponseWriter, r *http.Request) {
 			t.Stop()
 		}
 	}
-	s.provider.ServeHTTP(sw, r)
+	if aerr := s.takeFault(r); aerr != nil {
+		writeError(sw, aerr)
+	} else {
+		s.provider.ServeHTTP(sw, r)
+	}
 	s.reqMu.Lock()
 	rec.status = sw.status
 	rec.errorCode = sw.errorCode

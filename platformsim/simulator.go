@@ -148,6 +148,10 @@ type Simulator struct {
 	requests  []*requestRecord
 	nextReqID int64
 
+	// faultMu guards the injected faults (faults.go).
+	faultMu sync.Mutex
+	faults  []*activeFault
+
 	whMu     sync.Mutex
 	webhooks []*webhookRecord
 	nextWhID int64

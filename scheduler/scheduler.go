@@ -54,6 +54,12 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "webhook events sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
 			return jobs.EventsSweep{Tick: t.Truncate(30 * time.Second)}
 		}},
+		// Scheduler Event notifications (All = every minute) and the sweep
+		// of their send ledger, at second 0 of every minute (a minute is
+		// the tick Scheduler Event schedules are evaluated at).
+		{Name: "notifications", Spec: "* * * * *", Job: func(t time.Time) jobs.Payload {
+			return jobs.NotifyTick{Tick: t.Truncate(time.Minute)}
+		}},
 		{Name: "unconfirmed sends sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
 			return jobs.MessageSweep{Tick: t.Truncate(time.Minute)}
 		}},

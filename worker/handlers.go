@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 
 	"github.com/hibiken/asynq"
@@ -10,11 +11,14 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/campaigns"
 	"wharf/internal/chatbot"
+	"wharf/internal/dataops"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
 	"wharf/internal/templates"
 	"wharf/internal/webhooks"
+	"wharf/internal/wharfapp"
+	"wharf/internal/wharfnotify"
 	"wharf/jobs"
 )
 
@@ -31,6 +35,12 @@ type Handlers struct {
 	Templates *templates.Service
 	Campaigns *campaigns.Service
 	Chatbot   *chatbot.Service
+	DataOps   *dataops.Service
+	Wharf     *wharfapp.Service
+	// Notify is the integration's notifications (nil: their jobs are not
+	// handled; it needs its Sender and docframe.New with it as hook and
+	// event sink).
+	Notify *wharfnotify.Service
 }
 
 // Register adds every job handler to mux.
@@ -87,6 +97,9 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(jobs.TypeWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
 		return h.Webhooks.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)
 	}))
+	mux.HandleFunc(jobs.TypeWharfTemplateSubmit, handle(func(ctx context.Context, p jobs.WharfTemplateSubmit) error {
+		return h.Wharf.SubmitTemplate(ctx, p.OrganizationID, p.Name)
+	}))
 	mux.HandleFunc(jobs.TypeTemplateSync, func(ctx context.Context, t *asynq.Task) error {
 		p, err := jobs.Decode[jobs.TemplateSync](t)
 		if err != nil {
@@ -98,6 +111,20 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		}
 		b, _ := json.Marshal(res)
 		_, err = t.ResultWriter().Write(b) // read by the endpoint that waits
+		return err
+	})
+	mux.HandleFunc(jobs.TypeImport, func(ctx context.Context, t *asynq.Task) error {
+		p, err := jobs.Decode[jobs.Import](t)
+		if err != nil {
+			return err
+		}
+		// Progress and then the result go to the task's result (the asynq UI).
+		_, err = h.DataOps.RunImport(ctx, p.OrganizationID, p.ImportID, t.ResultWriter())
+		if err != nil && (lastAttempt(ctx) || errors.Is(err, asynq.SkipRetry)) {
+			if ferr := h.DataOps.FailImport(context.WithoutCancel(ctx), p.OrganizationID, p.ImportID, err); ferr != nil {
+				h.Log.Warn("cannot record a failed import", "import_id", p.ImportID, "error", ferr)
+			}
+		}
 		return err
 	})
 	mux.HandleFunc(jobs.TypeCampaignLane, handle(func(ctx context.Context, p jobs.CampaignLane) error {
@@ -120,11 +147,28 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		}
 		return err
 	}))
+	if h.Notify != nil {
+		h.registerNotify(mux)
+	}
 	mux.HandleFunc(jobs.TypeEventsSweep, handle(func(ctx context.Context, _ jobs.EventsSweep) error {
 		n, err := h.Webhooks.SweepUndispatched(ctx)
 		if n > 0 {
 			h.Log.Warn("re-enqueued webhook events whose dispatch was lost", "events", n)
 		}
+		return err
+	}))
+}
+
+// registerNotify adds the notifications' jobs.
+func (h *Handlers) registerNotify(mux *asynq.ServeMux) {
+	mux.HandleFunc(jobs.TypeNotifySend, handle(func(ctx context.Context, p jobs.NotifySend) error {
+		return h.Notify.Deliver(ctx, p.OrganizationID, p.SendID)
+	}))
+	mux.HandleFunc(jobs.TypeNotifyRun, handle(func(ctx context.Context, p jobs.NotifyRun) error {
+		return h.Notify.Run(ctx, p.OrganizationID, p.Notification, p.Tick)
+	}))
+	mux.HandleFunc(jobs.TypeNotifyTick, handle(func(ctx context.Context, p jobs.NotifyTick) error {
+		_, err := h.Notify.Tick(ctx, p.Tick)
 		return err
 	}))
 }

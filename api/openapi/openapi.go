@@ -172,6 +172,10 @@ func addRoute(r *openapi31.Reflector, rt web.Route) error {
 	for _, a := range rt.Also {
 		addSuccess(oc, a.Status, a.Response, "", a.Description)
 	}
+	if rt.ErrorBody != nil {
+		addOwnErrors(oc, rt)
+		return r.AddOperation(oc)
+	}
 	for _, code := range errorStatuses(rt) {
 		op.ResponsesEns().WithMapOfResponseOrReferenceValuesItem(strconv.Itoa(code), openapi31.ResponseOrReference{
 			Reference: &openapi31.Reference{Ref: "#/components/responses/" + errorResponseName(code)},
@@ -269,6 +273,26 @@ func errorStatuses(rt web.Route) []int {
 	codes = append(codes, rt.Errors...)
 	slices.Sort(codes)
 	return slices.Compact(codes)
+}
+
+// addOwnErrors describes the errors of a route that answers them in a body
+// of its own (rt.ErrorBody: the resource API's Frappe shape), where a
+// refused input is 417 (Frappe's ValidationError), not 400.
+func addOwnErrors(oc openapi.OperationContext, rt web.Route) {
+	codes := errorStatuses(rt)
+	for i, code := range codes {
+		if code == http.StatusBadRequest {
+			codes[i] = http.StatusExpectationFailed
+		}
+	}
+	slices.Sort(codes)
+	for _, code := range slices.Compact(codes) {
+		desc := errorResponses[code]
+		if code == http.StatusExpectationFailed {
+			desc = "Refused input or operation (ValidationError and its kinds): the message says which field or rule."
+		}
+		oc.AddRespStructure(rt.ErrorBody, openapi.WithHTTPStatus(code), func(cu *openapi.ContentUnit) { cu.Description = desc })
+	}
 }
 
 // namesResource reports whether a request body names another resource by

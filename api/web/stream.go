@@ -16,3 +16,11 @@ import (
 func NoWriteDeadline(c *gin.Context) error {
 	return http.NewResponseController(c.Writer).SetWriteDeadline(time.Time{})
 }
+
+// WriteDeadlineIn moves the write deadline of this request to d from now: a
+// handler that waits for a worker's result (an import) for longer than
+// HTTP_WRITE_TIMEOUT can still answer. It fails only for a ResponseWriter
+// that cannot set deadlines, which the real server's can.
+func WriteDeadlineIn(c *gin.Context, d time.Duration) error {
+	return http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(d))
+}

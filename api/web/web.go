@@ -60,6 +60,13 @@ type Route struct {
 	// 429 for the rate limit, 500): 502 when it calls the provider, 404
 	// for an id in its body...
 	Errors []int
+	// Fail answers the route's errors when they are not in the envelope
+	// (the Frappe-shaped resource API); the shell's middleware uses it for
+	// its own refusals too (401, 403, 429). nil: web.Fail.
+	Fail func(*gin.Context, error)
+	// ErrorBody is a zero value of the body of the route's error answers
+	// when Fail is set, for the OpenAPI document.
+	ErrorBody any
 	// Tag groups the route in the OpenAPI document: its domain, which the
 	// api package sets.
 	Tag string
@@ -71,4 +78,12 @@ type Answer struct {
 	Status      int
 	Response    any
 	Description string
+}
+
+// Failer answers the route's errors: its own Fail, or web.Fail.
+func (r Route) Failer() func(*gin.Context, error) {
+	if r.Fail != nil {
+		return r.Fail
+	}
+	return Fail
 }

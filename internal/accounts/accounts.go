@@ -168,3 +168,17 @@ func (s *Service) RecentSender(ctx context.Context, orgID uuid.UUID, name string
 	s.recent.Put(k, *a)
 	return a, nil
 }
+
+// NamedIn answers the organization's account with this exact name, read
+// through db (a caller's transaction, which may hold an account it just
+// created), without its token.
+func (s *Service) NamedIn(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name string) (*models.PlatformAccount, error) {
+	var rows []models.PlatformAccount
+	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("name = ?", name).Limit(1).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, apperr.NotFoundf("no account named %q", name)
+	}
+	return &rows[0], nil
+}

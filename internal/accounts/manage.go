@@ -42,6 +42,27 @@ var providerID = regexp.MustCompile(`^[0-9]{1,32}$`)
 // organization owns is refused (409): that verification could never succeed.
 func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*Account, error) {
 	defer s.recent.Clear() // after the change, for RecentSender
+	a, err := s.create(ctx, s.db, orgID, in)
+	if err != nil {
+		return nil, err
+	}
+	s.enqueueRefresh(ctx, orgID, a.ID)
+	return a, nil
+}
+
+// CreateIn is Create inside the caller's transaction tx (the document
+// framework's Platform Account mirror): the account commits or rolls back
+// with the caller's work. The caller runs refresh once tx committed (the
+// account:refresh job that verifies and activates it).
+func (s *Service) CreateIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in Input) (a *Account, refresh func(context.Context), err error) {
+	defer s.recent.Clear()
+	if a, err = s.create(ctx, tx, orgID, in); err != nil {
+		return nil, nil, err
+	}
+	return a, func(ctx context.Context) { s.recent.Clear(); s.enqueueRefresh(ctx, orgID, a.ID) }, nil
+}
+
+func (s *Service) create(ctx context.Context, db *gorm.DB, orgID uuid.UUID, in Input) (*Account, error) {
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -66,11 +87,10 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*Accou
 	}
 	row := models.PlatformAccount{OrganizationID: orgID, Name: strings.TrimSpace(*in.Name), PhoneNumberID: *in.PhoneNumberID,
 		BusinessAccountID: *in.BusinessAccountID, AccessTokenEnc: enc, WebhookVerifyToken: verify, Status: models.AccountPending}
-	err = s.withNumber(ctx, orgID, row.PhoneNumberID, func(tx *gorm.DB) error { return insert(tx, &row) })
+	err = s.withNumberIn(ctx, db, orgID, row.PhoneNumberID, func(tx *gorm.DB) error { return insert(tx, &row) })
 	if err != nil {
 		return nil, err
 	}
-	s.enqueueRefresh(ctx, orgID, row.ID)
 	return s.open(row)
 }
 
@@ -103,7 +123,13 @@ const msgTakenOver = "another organization verified this phone number"
 // cannot both pass the check. The transaction may thus wait for one provider
 // call: only during onboarding, bounded by the provider client's timeout.
 func (s *Service) withNumber(ctx context.Context, orgID uuid.UUID, phoneID string, fn func(tx *gorm.DB) error) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.withNumberIn(ctx, s.db, orgID, phoneID, fn)
+}
+
+// withNumberIn is withNumber in a transaction of db (nested in db's when db
+// is one).
+func (s *Service) withNumberIn(ctx context.Context, db *gorm.DB, orgID uuid.UUID, phoneID string, fn func(tx *gorm.DB) error) error {
+	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "phone_number_id/"+phoneID).Error; err != nil {
 			return err
 		}
@@ -144,6 +170,14 @@ func (s *Service) verify(tx *gorm.DB, a *models.PlatformAccount, updates map[str
 		Updates(map[string]any{"status": models.AccountDisconnected, "last_error": msgTakenOver, "updated_at": now}).Error
 }
 
+// RequestRefresh enqueues the account:refresh job (verification and
+// activation) of an account created or changed inside a caller's
+// transaction, once it committed.
+func (s *Service) RequestRefresh(ctx context.Context, orgID, id uuid.UUID) {
+	s.recent.Clear()
+	s.enqueueRefresh(ctx, orgID, id)
+}
+
 func (s *Service) enqueueRefresh(ctx context.Context, orgID, id uuid.UUID) {
 	if _, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.AccountRefresh{OrganizationID: orgID, AccountID: id}); err != nil {
 		s.log.Warn("cannot enqueue account refresh", "account_id", id, "error", err)
@@ -153,44 +187,7 @@ func (s *Service) enqueueRefresh(ctx context.Context, orgID, id uuid.UUID) {
 // Update changes the name, token or verify token.
 func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*Account, error) {
 	defer s.recent.Clear() // after the change, for RecentSender
-	a, err := s.Get(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	updates := map[string]any{"updated_at": s.now()}
-	if in.Name != nil {
-		name := strings.TrimSpace(*in.Name)
-		if name == "" || len([]rune(name)) > 100 {
-			return nil, apperr.Invalidf("name must be 1 to 100 characters")
-		}
-		updates["name"] = name
-	}
-	tokenChanged := false
-	if in.AccessToken != nil && strings.TrimSpace(*in.AccessToken) != "" {
-		enc, err := s.box.SealString(strings.TrimSpace(*in.AccessToken))
-		if err != nil {
-			return nil, err
-		}
-		updates["access_token_enc"] = enc
-		tokenChanged = true
-	}
-	if in.WebhookVerifyToken != nil && strings.TrimSpace(*in.WebhookVerifyToken) != "" {
-		updates["webhook_verify_token"] = strings.TrimSpace(*in.WebhookVerifyToken)
-	}
-	if in.PhoneNumberID != nil || in.BusinessAccountID != nil {
-		return nil, apperr.Invalidf("phone_number_id and business_account_id cannot change: connect a new account instead")
-	}
-	if in.MessagingTier != nil {
-		tier := strings.ToUpper(strings.TrimSpace(*in.MessagingTier))
-		if tier != "" && !slices.Contains(Tiers, tier) {
-			return nil, apperr.Invalidf("messaging_tier must be one of %s, or empty to use the provider's", strings.Join(Tiers, ", "))
-		}
-		updates["messaging_tier_override"] = tier
-	}
-	err = s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return nil, apperr.Conflictf("an account with this name already exists")
-	}
+	tokenChanged, err := s.update(ctx, s.db, orgID, id, in)
 	if err != nil {
 		return nil, err
 	}
@@ -200,12 +197,81 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*A
 	return s.Get(ctx, orgID, id)
 }
 
+// UpdateIn is Update inside the caller's transaction tx. The caller runs
+// refresh (nil when the token did not change) once tx committed.
+func (s *Service) UpdateIn(ctx context.Context, tx *gorm.DB, orgID, id uuid.UUID, in Input) (refresh func(context.Context), err error) {
+	defer s.recent.Clear()
+	tokenChanged, err := s.update(ctx, tx, orgID, id, in)
+	if err != nil || !tokenChanged {
+		return nil, err
+	}
+	return func(ctx context.Context) { s.recent.Clear(); s.enqueueRefresh(ctx, orgID, id) }, nil
+}
+
+func (s *Service) update(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID, in Input) (bool, error) {
+	var rows []models.PlatformAccount
+	if err := db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil {
+		return false, err
+	}
+	if len(rows) == 0 {
+		return false, apperr.NotFoundf("account not found")
+	}
+	a := rows[0]
+	updates := map[string]any{"updated_at": s.now()}
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if name == "" || len([]rune(name)) > 100 {
+			return false, apperr.Invalidf("name must be 1 to 100 characters")
+		}
+		updates["name"] = name
+	}
+	tokenChanged := false
+	if in.AccessToken != nil && strings.TrimSpace(*in.AccessToken) != "" {
+		enc, err := s.box.SealString(strings.TrimSpace(*in.AccessToken))
+		if err != nil {
+			return false, err
+		}
+		updates["access_token_enc"] = enc
+		tokenChanged = true
+	}
+	if in.WebhookVerifyToken != nil && strings.TrimSpace(*in.WebhookVerifyToken) != "" {
+		updates["webhook_verify_token"] = strings.TrimSpace(*in.WebhookVerifyToken)
+	}
+	if in.PhoneNumberID != nil || in.BusinessAccountID != nil {
+		return false, apperr.Invalidf("phone_number_id and business_account_id cannot change: connect a new account instead")
+	}
+	if in.MessagingTier != nil {
+		tier := strings.ToUpper(strings.TrimSpace(*in.MessagingTier))
+		if tier != "" && !slices.Contains(Tiers, tier) {
+			return false, apperr.Invalidf("messaging_tier must be one of %s, or empty to use the provider's", strings.Join(Tiers, ", "))
+		}
+		updates["messaging_tier_override"] = tier
+	}
+	// A savepoint, so that a caller's transaction survives a refused name.
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return tx.Model(&models.PlatformAccount{}).Where("id = ?", a.ID).Updates(updates).Error
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return false, apperr.Conflictf("an account with this name already exists")
+	}
+	if err != nil {
+		return false, err
+	}
+	return tokenChanged, nil
+}
+
 // Delete disconnects an account; its contacts stay, without an account.
 // Deleting the owner of a number releases the number: another
 // organization's claim can then be verified.
 func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
+	return s.DeleteIn(ctx, s.db, orgID, id)
+}
+
+// DeleteIn is Delete inside the caller's transaction tx (or through the
+// pool when tx is the service's db).
+func (s *Service) DeleteIn(ctx context.Context, tx *gorm.DB, orgID, id uuid.UUID) error {
 	defer s.recent.Clear() // after the change, for RecentSender
-	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.PlatformAccount{}, "id = ?", id)
+	res := tx.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.PlatformAccount{}, "id = ?", id)
 	if res.Error != nil {
 		return res.Error
 	}

@@ -38,6 +38,12 @@ func Monitoring() Policy { return Policy{Window: 15 * time.Minute, PerAccount: 1
 // which stops one source from spraying guesses over many accounts.
 func Login() Policy { return Policy{Window: 15 * time.Minute, PerAddress: 100, PerPair: 10} }
 
+// APIToken guards Frappe's "Authorization: token <api_key>:<api_secret>"
+// on the resource API: like Login, keyed by the API key's id, so that
+// failures for one key from one address lock that pair and a hundred from
+// an address lock the address, while nobody can lock a key out for others.
+func APIToken() Policy { return Policy{Window: 15 * time.Minute, PerAddress: 100, PerPair: 10} }
+
 // Attempt is who is being signed in as, and from where.
 type Attempt struct {
 	Account string // as typed: compared lower-cased and trimmed

@@ -50,6 +50,8 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
+	observer Observer // nil: none (observe.go)
+
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
 	runs     sync.Map // campaign id -> *cachedRun loaded by this process
 }
@@ -65,12 +67,21 @@ type Deps struct {
 	Metrics   *metrics.Set // sends by outcome and lane waits (nil: none)
 	Config    Config
 	Log       *slog.Logger
+	// Observer follows campaigns' sends and recounts (nil: none). An
+	// observer that also drives campaigns (bulk messages) implements
+	// CampaignsBinder and is handed the service by NewService.
+	Observer Observer
 }
 
 // NewService wires the campaigns domain.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
-		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
+	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
+		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
+		observer: d.Observer, now: func() time.Time { return time.Now().UTC() }}
+	if b, ok := d.Observer.(CampaignsBinder); ok {
+		b.BindCampaigns(s)
+	}
+	return s
 }
 
 // Filter narrows a campaign list.

@@ -15,6 +15,7 @@ type Progress struct {
 	Pending         int64
 	Sending         int64
 	Sent            int64 // accepted by the provider (whatever happened next)
+	Accepted        int64 // accepted and not failed since: sent, delivered or read now
 	Delivered       int64
 	Read            int64
 	Failed          int64
@@ -36,13 +37,14 @@ func (s *Service) Progress(ctx context.Context, orgID, id uuid.UUID) (*Progress,
 		count(*) FILTER (WHERE status = 'pending') AS pending,
 		count(*) FILTER (WHERE status = 'sending') AS sending,
 		count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
+		count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS accepted,
 		count(*) FILTER (WHERE delivered_at IS NOT NULL) AS delivered,
 		count(*) FILTER (WHERE read_at IS NOT NULL) AS read,
 		count(*) FILTER (WHERE status = 'failed') AS failed,
 		count(*) FILTER (WHERE status = 'unknown') AS unknown,
 		count(*) AS total,
 		count(*) FILTER (WHERE send_started_at > now() - interval '10 seconds') AS recent
-		FROM campaign_recipients WHERE campaign_id = ?`, id).Row().Scan(&p.Pending, &p.Sending, &p.Sent, &p.Delivered, &p.Read,
+		FROM campaign_recipients WHERE campaign_id = ?`, id).Row().Scan(&p.Pending, &p.Sending, &p.Sent, &p.Accepted, &p.Delivered, &p.Read,
 		&p.Failed, &p.Unknown, &p.Total, &recent)
 	p.RecentPerSecond = float64(recent) / 10
 	return p, err

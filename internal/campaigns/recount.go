@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/jobs"
+	"wharf/models"
 )
 
 // RequestRecount asks for the campaign's counters to be recomputed at the
@@ -39,7 +40,8 @@ func (s *Service) RequestRecount(ctx context.Context, orgID, campaignID uuid.UUI
 // (a read without a delivered counts as both), read, failed and unknown by
 // status. A sending campaign with nobody pending or sending is completed.
 func (s *Service) Recount(ctx context.Context, orgID, campaignID uuid.UUID) error {
-	return s.db.WithContext(ctx).Exec(`
+	var counted []models.Campaign
+	err := s.db.WithContext(ctx).Raw(`
 WITH c AS (
     SELECT count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
            count(*) FILTER (WHERE delivered_at IS NOT NULL) AS delivered,
@@ -56,5 +58,10 @@ UPDATE campaigns SET sent_count = c.sent, delivered_count = c.delivered, read_co
     completed_at = CASE WHEN status = 'sending' AND c.pending + c.sending = 0 THEN now() ELSE completed_at END,
     status       = CASE WHEN status = 'sending' AND c.pending + c.sending = 0 THEN 'completed' ELSE status END,
     updated_at   = now()
-FROM c WHERE id = @id AND organization_id = @org`, map[string]any{"id": campaignID, "org": orgID}).Error
+FROM c WHERE id = @id AND organization_id = @org
+RETURNING campaigns.*`, map[string]any{"id": campaignID, "org": orgID}).Scan(&counted).Error
+	if err == nil && len(counted) == 1 && s.observer != nil {
+		s.observer.CampaignCounted(context.WithoutCancel(ctx), &counted[0])
+	}
+	return err
 }

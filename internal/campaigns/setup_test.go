@@ -29,11 +29,17 @@ var config = campaigns.Config{Lanes: 4, CounterInterval: time.Second, SendingTim
 // provider and a Redis database of the test's own (queue and pace).
 func newService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider) (*campaigns.Service, *testenv.Queue) {
 	t.Helper()
+	return newObservedService(t, f, p, nil)
+}
+
+// newObservedService is newService with an observer.
+func newObservedService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider, obs campaigns.Observer) (*campaigns.Service, *testenv.Queue) {
+	t.Helper()
 	q := testenv.NewQueue(t)
 	accts := accounts.NewService(f.DB, f.Box, p.Client, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
 	return campaigns.NewService(campaigns.Deps{DB: f.DB, Accounts: accts, Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()),
 		Provider: p.Client, Enqueuer: q.Enqueuer, Limiter: ratelimit.New(testenv.Redis(t, testenv.RedisURL(t))), Config: config,
-		Log: testenv.Quiet()}), q
+		Log: testenv.Quiet(), Observer: obs}), q
 }
 
 func load(t *testing.T, f *testfactory.Factory, id uuid.UUID) models.Campaign {

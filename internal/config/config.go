@@ -172,6 +172,10 @@ type API struct {
 	MonitoringPassword string `env:"MONITORING_PASSWORD"`
 
 	FFmpegPath string `env:"FFMPEG_PATH" envDefault:"ffmpeg"`
+
+	// ImportWait is how long POST /api/import waits for the worker's result
+	// before answering 202 with the job's progress endpoint.
+	ImportWait time.Duration `env:"IMPORT_WAIT" envDefault:"1m"`
 }
 
 // Worker configures bin/worker.
@@ -237,6 +241,9 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	}
 	if c.RateLimitPerMinute <= 0 {
 		errs = append(errs, errors.New("RATE_LIMIT_PER_MINUTE must be positive"))
+	}
+	if c.ImportWait < 0 || c.ImportWait > 10*time.Minute {
+		errs = append(errs, errors.New("IMPORT_WAIT must be between 0 and 10m"))
 	}
 	if c.RateLimitBulkPerMinute <= 0 {
 		errs = append(errs, errors.New("RATE_LIMIT_BULK_PER_MINUTE must be positive"))

@@ -1,9 +1,3 @@
-// Package dataops moves the organization's contacts and tags in and out as
-// CSV. Exports stream: rows are read through a server-side cursor in
-// batches and written as they come, so a million contacts never sit in
-// memory.
-//
-// Files: tables.go (the columns of each table), export.go.
 package dataops
 
 import (
@@ -23,20 +17,6 @@ import (
 	"wharf/internal/orgsettings"
 	"wharf/internal/paging"
 )
-
-// Maskers gives an organization's phone-number masker (orgsettings).
-type Maskers interface {
-	Masker(ctx context.Context, orgID uuid.UUID) (orgsettings.Masker, error)
-}
-
-// Service exports (and later imports) contacts and tags.
-type Service struct {
-	db      *gorm.DB
-	maskers Maskers
-}
-
-// NewService wires the data operations domain.
-func NewService(db *gorm.DB, maskers Maskers) *Service { return &Service{db: db, maskers: maskers} }
 
 // ExportRequest is what to export.
 type ExportRequest struct {

@@ -26,7 +26,7 @@ func TestExportStreamsEveryRowInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Contact(other.ID, nil)
-	s := dataops.NewService(f.DB, orgsettings.NewService(f.DB, f.Box, nil, nil))
+	s := dataops.NewService(dataops.Deps{DB: f.DB, Maskers: orgsettings.NewService(f.DB, f.Box, nil, nil)})
 	exp, err := s.PrepareExport(context.Background(), org.ID, dataops.ExportRequest{Table: "contacts", Columns: []string{"profile_name"}})
 	if err != nil {
 		t.Fatal(err)

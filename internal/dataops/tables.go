@@ -7,14 +7,25 @@ import (
 	"wharf/internal/apperr"
 )
 
-// column is an exportable column: its key, its label (the header), the SQL
-// expression that reads it from the table aliased t, and whether it is a
-// phone number or a name the organization's masking applies to.
+// column is a column of a table: its key, its label (the export's header,
+// and a header an import recognises), the SQL expression that reads it from
+// the table aliased t, whether it is a phone number or a name the
+// organization's masking applies to, and whether an import takes it.
 type column struct {
 	key, label, expr string
 	byDefault        bool
 	phone, name      bool
+	imports          importRole
 }
+
+// importRole is what an import does with a column.
+type importRole int
+
+const (
+	notImported importRole = iota
+	importRequired
+	importOptional
+)
 
 // table is an exportable table.
 type table struct {
@@ -23,6 +34,7 @@ type table struct {
 	search  string // the search condition on @search (an ILIKE pattern)
 	order   string // a total order, so that an export is stable
 	columns []column
+	unique  string // the import's key: a row with an existing value is a duplicate
 }
 
 // Column is a table's column as the config endpoint shows it.
@@ -45,16 +57,19 @@ var tables = []*table{
 		search: "(t.phone_number ILIKE @search OR t.name ILIKE @search OR t.profile_name ILIKE @search)",
 		order:  "t.created_at, t.id",
 		columns: []column{
-			{key: "phone_number", label: "Phone Number", expr: "t.phone_number", byDefault: true, phone: true},
-			{key: "profile_name", label: "Name", expr: "COALESCE(NULLIF(t.name, ''), t.profile_name)", byDefault: true, name: true},
-			{key: "tags", label: "Tags", byDefault: true, expr: `COALESCE((SELECT string_agg(g.name, ',' ORDER BY lower(g.name))
+			{key: "phone_number", label: "Phone Number", expr: "t.phone_number", byDefault: true, phone: true, imports: importRequired},
+			{key: "profile_name", label: "Name", expr: "COALESCE(NULLIF(t.name, ''), t.profile_name)", byDefault: true, name: true,
+				imports: importOptional},
+			{key: "tags", label: "Tags", byDefault: true, imports: importOptional, expr: `COALESCE((SELECT string_agg(g.name, ',' ORDER BY lower(g.name))
 				FROM contact_tags ct JOIN tags g ON g.id = ct.tag_id WHERE ct.contact_id = t.id), '')`},
-			{key: "platform_account", label: "Platform Account", expr: "(SELECT a.name FROM platform_accounts a WHERE a.id = t.account_id)"},
-			{key: "assigned_user_id", label: "Assigned User ID", expr: "t.assigned_to::text"},
+			{key: "platform_account", label: "Platform Account", expr: "(SELECT a.name FROM platform_accounts a WHERE a.id = t.account_id)",
+				imports: importOptional},
+			{key: "assigned_user_id", label: "Assigned User ID", expr: "t.assigned_to::text", imports: importOptional},
 			{key: "last_message_at", label: "Last Message At", expr: "t.last_message_at"},
 			{key: "created_at", label: "Created At", expr: "t.created_at"},
 			{key: "updated_at", label: "Updated At", expr: "t.updated_at"},
 		},
+		unique: "phone_number",
 	},
 	{
 		name:   "tags",
@@ -62,11 +77,12 @@ var tables = []*table{
 		search: "(t.name ILIKE @search OR t.description ILIKE @search)",
 		order:  "lower(t.name), t.id",
 		columns: []column{
-			{key: "name", label: "Name", expr: "t.name", byDefault: true},
-			{key: "color", label: "Color", expr: "t.color", byDefault: true},
-			{key: "description", label: "Description", expr: "t.description", byDefault: true},
+			{key: "name", label: "Name", expr: "t.name", byDefault: true, imports: importRequired},
+			{key: "color", label: "Color", expr: "t.color", byDefault: true, imports: importOptional},
+			{key: "description", label: "Description", expr: "t.description", byDefault: true, imports: importOptional},
 			{key: "created_at", label: "Created At", expr: "t.created_at"},
 		},
+		unique: "name",
 	},
 }
 
@@ -128,4 +144,41 @@ func ExportConfig(name string) (*Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// ImportConfig is what a table takes in an import.
+type ImportConfig struct {
+	Table           string
+	RequiredColumns []string
+	OptionalColumns []string
+	UniqueColumn    string
+}
+
+// ImportConfigOf answers what a table takes in an import.
+func ImportConfigOf(name string) (*ImportConfig, error) {
+	t, err := tableOf(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &ImportConfig{Table: t.name, RequiredColumns: []string{}, OptionalColumns: []string{}, UniqueColumn: t.unique}
+	for _, c := range t.columns {
+		switch c.imports {
+		case importRequired:
+			cfg.RequiredColumns = append(cfg.RequiredColumns, c.key)
+		case importOptional:
+			cfg.OptionalColumns = append(cfg.OptionalColumns, c.key)
+		}
+	}
+	return cfg, nil
+}
+
+// importColumns answers the columns an import of t takes.
+func (t *table) importColumns() []column {
+	var out []column
+	for _, c := range t.columns {
+		if c.imports != notImported {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -86,13 +86,38 @@ func (s *Service) DeleteAPIKey(ctx context.Context, orgID, id uuid.UUID) error {
 // AuthenticateAPIKey finds the key by its SHA-256 hash (one indexed lookup, no
 // password hashing per request) and returns the principal of its creator.
 func (s *Service) AuthenticateAPIKey(ctx context.Context, key string) (*Principal, error) {
+	return s.authenticateKey(ctx, key, uuid.Nil)
+}
+
+// AuthenticateAPIToken authenticates Frappe's "Authorization: token
+// <api_key>:<api_secret>", where api_key is the key's id (as GET
+// /api/api-keys shows it) and api_secret the key itself, with or without
+// its whm_ prefix. The key is found by the secret's hash, as
+// AuthenticateAPIKey finds it (one indexed lookup), and must have that id.
+func (s *Service) AuthenticateAPIToken(ctx context.Context, apiKey, apiSecret string) (*Principal, error) {
+	id, err := uuid.Parse(apiKey)
+	if err != nil || id == uuid.Nil {
+		return nil, apperr.Unauthorizedf("invalid API token")
+	}
+	if !strings.HasPrefix(apiSecret, apiKeyPrefix) {
+		apiSecret = apiKeyPrefix + apiSecret
+	}
+	return s.authenticateKey(ctx, apiSecret, id)
+}
+
+// authenticateKey finds key by its hash; wantID, when set, must be its id.
+func (s *Service) authenticateKey(ctx context.Context, key string, wantID uuid.UUID) (*Principal, error) {
+	invalid := "invalid API key"
+	if wantID != uuid.Nil {
+		invalid = "invalid API token"
+	}
 	if !apiKeyFormat.MatchString(key) {
-		return nil, apperr.Unauthorizedf("invalid API key")
+		return nil, apperr.Unauthorizedf("%s", invalid)
 	}
 	var k models.APIKey
 	err := s.db.WithContext(ctx).Take(&k, "key_hash = ?", hashToken(key)).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, apperr.Unauthorizedf("invalid API key")
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && wantID != uuid.Nil && k.ID != wantID) {
+		return nil, apperr.Unauthorizedf("%s", invalid)
 	}
 	if err != nil {
 		return nil, err

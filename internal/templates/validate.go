@@ -304,3 +304,12 @@ func withExamples(components []map[string]any, named bool, samples []SampleValue
 	}
 	return out
 }
+
+// CheckDefinition applies Create's checks to a definition without storing
+// or submitting anything (the framework integration refuses a Platform
+// Template that the provider submission would refuse, before it is stored).
+func CheckDefinition(name, language, category string, components []map[string]any, format string, samples []SampleValue) error {
+	_, err := validate(strings.TrimSpace(name), strings.TrimSpace(language), strings.ToUpper(strings.TrimSpace(category)), components,
+		normalizeFormat(format), samples)
+	return err
+}

@@ -1,0 +1,102 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"wharf/internal/apptest"
+	"wharf/jobs"
+	"wharf/platformsim"
+)
+
+// TestWharfNotifications: through the api, the worker and the simulator, a
+// DocType Event notification with a Starlark condition sends its Platform
+// Template with the mapped fields as parameters and sets a property after;
+// a Cron scheduler notification whose script sets doc._data_list sends the
+// template once per object, and a second run of the same tick sends nothing.
+func TestWharfNotifications(t *testing.T) {
+	e := apptest.NewWithSim(t, nil, nil)
+	e.StartWorker()
+	e.Sim.SetWebhookURL(e.Server.URL + "/api/method/wharf.utils.webhook.webhook")
+	admin := e.Admin()
+	c := frappeClient{t: t, e: e.Env, auth: admin.Auth()}
+	wharfAccount(t, e, c, "Main", e.WABA, true)
+	tpl := c.data("POST", "/api/resource/Platform%20Template", map[string]any{"template_name": "order_ready",
+		"language_code": "en_US", "category": "UTILITY", "template": "Hello {{1}}, order {{2}} is ready"}, 201)["name"].(string)
+	apptest.Eventually(t, 10*time.Second, "template approved", func() bool {
+		return c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(tpl), nil, 200)["status"] == "APPROVED"
+	})
+	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Shop Order", "fields": []map[string]any{
+		{"fieldname": "customer", "fieldtype": "Data"}, {"fieldname": "mobile", "fieldtype": "Data"},
+		{"fieldname": "order_no", "fieldtype": "Data"}, {"fieldname": "amount", "fieldtype": "Int"},
+		{"fieldname": "notified", "fieldtype": "Check"}}}, 201)
+
+	// A condition that does not compile is refused when the notification is saved.
+	c.refused("POST", "/api/resource/Platform%20Notification", map[string]any{"notification_name": "broken",
+		"notification_type": "DocType Event", "reference_doctype": "Shop Order", "doctype_event": "After Insert",
+		"template": tpl, "field_name": "mobile", "condition": "doc.amount >"}, 417, "ValidationError", "")
+	c.data("POST", "/api/resource/Platform%20Notification", map[string]any{"notification_name": "big orders",
+		"notification_type": "DocType Event", "reference_doctype": "Shop Order", "doctype_event": "After Insert",
+		"template": tpl, "field_name": "mobile", "condition": "doc.amount > 100",
+		"fields":                   []map[string]any{{"field_name": "customer"}, {"field_name": "order_no"}},
+		"set_property_after_alert": "notified", "property_value": "1"}, 201)
+
+	small := c.data("POST", "/api/resource/Shop%20Order", map[string]any{"customer": "Bo", "mobile": "+15550004001",
+		"order_no": "S-1", "amount": 50}, 201)
+	big := c.data("POST", "/api/resource/Shop%20Order", map[string]any{"customer": "Ann", "mobile": "+15550004002",
+		"order_no": "B-7", "amount": 500}, 201)
+	apptest.Eventually(t, 15*time.Second, "the big order notified", func() bool {
+		return c.data("GET", "/api/resource/Shop%20Order/"+url.PathEscape(big["name"].(string)), nil, 200)["notified"] == json.Number("1")
+	})
+	// The property is set once the message is queued; the worker sends it.
+	var sims []platformsim.Message
+	apptest.Eventually(t, 10*time.Second, "the notification sent", func() bool {
+		sims = e.Sim.Messages(platformsim.MessageFilter{To: "15550004002"})
+		return len(sims) > 0
+	})
+	if len(sims) != 1 || sims[0].Type != "template" || !strings.Contains(string(sims[0].Body), `"Ann"`) ||
+		!strings.Contains(string(sims[0].Body), `"B-7"`) || strings.Index(string(sims[0].Body), `"Ann"`) > strings.Index(string(sims[0].Body), `"B-7"`) {
+		t.Fatalf("simulator got %+v", sims)
+	}
+	if n := len(e.Sim.Messages(platformsim.MessageFilter{To: "15550004001"})); n != 0 {
+		t.Fatalf("the condition was false, yet %d messages went to the small order", n)
+	}
+	if got := c.data("GET", "/api/resource/Shop%20Order/"+url.PathEscape(small["name"].(string)), nil, 200)["notified"]; got != json.Number("0") {
+		t.Fatalf("small order notified = %v", got)
+	}
+
+	// A Cron notification whose script lists its own recipients.
+	c.data("POST", "/api/resource/Platform%20Notification", map[string]any{"notification_name": "digest",
+		"notification_type": "Scheduler Event", "reference_doctype": "Shop Order", "event_frequency": "Cron",
+		"cron_format": "* * * * *", "template": tpl, "field_name": "mobile",
+		"condition": "if doc.amount > 100:\n    doc._data_list = [{\"phone\": \"+15550004101\", \"who\": \"Cy\", \"code\": \"D-1\"}, " +
+			"{\"phone\": \"+15550004102\", \"who\": \"Di\", \"code\": \"D-2\"}]\n",
+		"fields": []map[string]any{{"field_name": "who"}, {"field_name": "code"}}}, 201)
+	client := asynq.NewClientFromRedisClient(e.Redis)
+	enq := jobs.NewEnqueuer(client, nil)
+	tick := time.Now().UTC().Truncate(time.Minute)
+	for range 2 { // the same tick twice: a second scheduler firing must send nothing more
+		if _, err := enq.Enqueue(context.Background(), jobs.NotifyTick{Tick: tick}); err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+			t.Fatal(err)
+		}
+	}
+	apptest.Eventually(t, 15*time.Second, "one digest per object", func() bool {
+		return len(e.Sim.Messages(platformsim.MessageFilter{To: "15550004101"})) == 1 &&
+			len(e.Sim.Messages(platformsim.MessageFilter{To: "15550004102"})) == 1
+	})
+	time.Sleep(time.Second)
+	d := e.Sim.Messages(platformsim.MessageFilter{To: "15550004102"})
+	if len(d) != 1 || !strings.Contains(string(d[0].Body), `"Di"`) || !strings.Contains(string(d[0].Body), `"D-2"`) {
+		t.Fatalf("digest to Di: %+v", d)
+	}
+	if n := len(e.Sim.Messages(platformsim.MessageFilter{To: "15550004101"})); n != 1 {
+		t.Fatalf("%d digests to Cy after a repeated tick, want 1", n)
+	}
+}

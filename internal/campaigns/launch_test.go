@@ -1,0 +1,163 @@
+package campaigns_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"wharf/internal/apperr"
+	"wharf/internal/campaigns"
+	"wharf/internal/testenv"
+	"wharf/internal/testfactory"
+	"wharf/models"
+	"wharf/platformsim"
+)
+
+// observer records what the campaigns domain tells it.
+type observer struct {
+	mu      sync.Mutex
+	sent    []campaigns.Sent
+	counted []models.Campaign
+}
+
+func (o *observer) CampaignCounted(_ context.Context, c *models.Campaign) {
+	o.mu.Lock()
+	o.counted = append(o.counted, *c)
+	o.mu.Unlock()
+}
+
+func (o *observer) CampaignSent(_ context.Context, _ *models.Campaign, sent []campaigns.Sent) {
+	o.mu.Lock()
+	o.sent = append(o.sent, sent...)
+	o.mu.Unlock()
+}
+
+// A launch creates a sending campaign with its recipients in the caller's
+// transaction (or nothing, when it rolls back or is refused); the observer
+// sees each accepted send and each recount; RetryFailed really resends the
+// failed recipients once and the campaign completes again.
+func TestLaunchObserveAndRetryFailed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	obs := &observer{}
+	svc, _ := newObservedService(t, f, p, obs)
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID, func(a *models.PlatformAccount) { a.MessagingTierOverride = "TIER_UNLIMITED" })
+	tmpl := f.TemplateAt(p, acc, "Hi {{1}}, order {{2}}")
+	other := f.Org()
+	recipients := func(n int) []campaigns.RecipientInput {
+		out := make([]campaigns.RecipientInput, n)
+		for i := range out {
+			out[i] = campaigns.RecipientInput{"phone_number": fmt.Sprintf("+1555040%04d", i),
+				"name": "R", "order_id": "A-1"}
+		}
+		return out
+	}
+	launch := func(l campaigns.Launch, rollback bool) (*models.Campaign, error) {
+		var c *models.Campaign
+		err := f.DB.Transaction(func(tx *gorm.DB) error {
+			var err error
+			if c, err = svc.LaunchTx(ctx, tx, org.ID, l); err != nil {
+				return err
+			}
+			if rollback {
+				return gorm.ErrInvalidTransaction
+			}
+			return nil
+		})
+		return c, err
+	}
+	mapping := map[string]string{"1": "name", "2": "order_id"}
+	base := func() campaigns.Launch {
+		return campaigns.Launch{Name: "bulk", AccountID: acc.ID, TemplateID: tmpl.ID, VariableMapping: mapping, Recipients: recipients(10)}
+	}
+	for want, change := range map[string]func(*campaigns.Launch){
+		"not a valid phone number": func(l *campaigns.Launch) { l.Recipients[3]["phone_number"] = "12" },
+		"appears more than once":   func(l *campaigns.Launch) { l.Recipients[3]["phone_number"] = l.Recipients[2]["phone_number"] },
+		"recipient 5 (+15550400004) has no value for 2 (field order_id)": func(l *campaigns.Launch) { delete(l.Recipients[4], "order_id") },
+		"placeholder {{2}} has no value":                                 func(l *campaigns.Launch) { l.VariableMapping = map[string]string{"1": "name"} },
+		"has no placeholder {{3}}":                                       func(l *campaigns.Launch) { l.VariableMapping = map[string]string{"1": "name", "2": "x", "3": "y"} },
+		"there are no recipients":                                        func(l *campaigns.Launch) { l.Recipients = nil },
+		"not an account of this organization":                            func(l *campaigns.Launch) { l.AccountID = f.Account(other.ID).ID },
+	} {
+		l := base()
+		change(&l)
+		_, err := launch(l, false)
+		testfactory.WantError(t, err, apperr.Invalid, want)
+	}
+	if _, err := launch(base(), true); err == nil {
+		t.Fatal("the rolled back transaction succeeded")
+	}
+	if n := f.Count("campaigns", "organization_id = ?", org.ID); n != 0 {
+		t.Fatalf("%d campaigns after refusals and a rollback", n)
+	}
+
+	c, err := launch(base(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != models.CampaignSending || c.RunGeneration != 1 || c.TotalRecipients != 10 || byStatus(t, f, c.ID)["pending"] != 10 {
+		t.Fatalf("launched %+v, recipients %v", c, byStatus(t, f, c.ID))
+	}
+	if err := svc.RunLane(ctx, org.ID, c.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Recount(ctx, org.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	if len(obs.sent) != 10 || obs.sent[0].PlatformMessageID == "" || obs.sent[0].PhoneNumber == "" {
+		t.Fatalf("observer saw %d sends (%+v), want 10 with numbers and provider ids", len(obs.sent), obs.sent)
+	}
+	last := obs.counted[len(obs.counted)-1]
+	obs.mu.Unlock()
+	if last.ID != c.ID || last.Status != models.CampaignCompleted || last.SentCount != 10 {
+		t.Fatalf("last recount observed %+v", last)
+	}
+
+	// A provider failure after acceptance (as the status webhook records it).
+	failing := "+15550400003"
+	f.DB.Exec(`UPDATE campaign_recipients SET status = 'failed', failed_at = now(), error_code = 131026 WHERE phone_number = ?`, failing)
+	if _, _, err := svc.RetryFailed(ctx, other.ID, c.ID); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("retry from another organization: %v", err)
+	}
+	n, rerun, err := svc.RetryFailed(ctx, org.ID, c.ID)
+	if err != nil || n != 1 || rerun.Status != models.CampaignSending || rerun.RunGeneration != 2 {
+		t.Fatalf("retry: %d %+v %v", n, rerun, err)
+	}
+	if _, _, err := svc.RetryFailed(ctx, org.ID, c.ID); !apperr.Is(err, apperr.Conflict) {
+		t.Fatalf("retry of a sending campaign: %v", err)
+	}
+	if err := svc.RunLane(ctx, org.ID, c.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Recount(ctx, org.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	sends := map[string]int{}
+	for _, m := range p.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: p.PhoneNumberID()}) {
+		sends["+"+m.To]++
+	}
+	if len(sends) != 10 || sends[failing] != 2 || sends["+15550400000"] != 1 {
+		t.Fatalf("sends %v: want the failed recipient twice, the others once", sends)
+	}
+	pr, err := svc.Progress(ctx, org.ID, c.ID)
+	if err != nil || pr.Campaign.Status != models.CampaignCompleted || pr.Accepted != 10 || pr.Failed != 0 {
+		t.Fatalf("after the retry: %+v %v", pr, err)
+	}
+
+	// A launch for later is scheduled, not started.
+	l := base()
+	at := time.Now().Add(time.Hour)
+	l.ScheduledAt = &at
+	later, err := launch(l, false)
+	if err != nil || later.Status != models.CampaignScheduled || later.RunGeneration != 0 {
+		t.Fatalf("scheduled launch %+v %v", later, err)
+	}
+}

@@ -1,0 +1,273 @@
+package dataops_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/contacts"
+	"wharf/internal/dataops"
+	"wharf/internal/orgsettings"
+	"wharf/internal/safehttp"
+	"wharf/internal/testenv"
+	"wharf/internal/testfactory"
+	"wharf/internal/webhooks"
+	"wharf/models"
+)
+
+type importBundle struct {
+	f   *testfactory.Factory
+	org *testfactory.Org
+	s   *dataops.Service
+}
+
+func setupImport(t *testing.T) *importBundle {
+	t.Helper()
+	f := testfactory.New(t, testenv.DB(t))
+	wh := webhooks.NewService(f.DB, f.Box, nil, safehttp.Policy{}, nil, testenv.Quiet())
+	s := dataops.NewService(dataops.Deps{DB: f.DB, Maskers: orgsettings.NewService(f.DB, f.Box, nil, nil),
+		Contacts: contacts.NewService(f.DB, wh), Log: testenv.Quiet()})
+	return &importBundle{f: f, org: f.Org(), s: s}
+}
+
+// stage stores an import as the api does after its checks, and returns its id.
+func (b *importBundle) stage(t *testing.T, orgID uuid.UUID, table, file string, mapping map[string]string, update bool) uuid.UUID {
+	t.Helper()
+	rows, err := dataops.CheckImport(dataops.ImportRequest{Table: table, File: []byte(file), ColumnMapping: mapping})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mapping == nil {
+		mapping = map[string]string{}
+	}
+	job := models.ImportJob{ID: uuid.New(), OrganizationID: orgID, Table: table, File: []byte(file), Status: models.ImportQueued,
+		ColumnMapping: models.JSON[map[string]string]{V: mapping}, UpdateOnDuplicate: update, TotalRows: rows}
+	if err := b.f.DB.Create(&job).Error; err != nil {
+		t.Fatal(err)
+	}
+	return job.ID
+}
+
+func (b *importBundle) run(t *testing.T, orgID uuid.UUID, table, file string, mapping map[string]string, update bool) *dataops.ImportResult {
+	t.Helper()
+	id := b.stage(t, orgID, table, file, mapping, update)
+	res, err := b.s.RunImport(context.Background(), orgID, id, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func (b *importBundle) contactCount(t *testing.T, orgID uuid.UUID) int64 {
+	t.Helper()
+	var n int64
+	if err := b.f.DB.Raw(`SELECT COALESCE(sum(n), 0) FROM contact_counts WHERE organization_id = ?`, orgID).Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func wantResult(t *testing.T, got *dataops.ImportResult, created, updated, skipped, errors int, msgs ...string) {
+	t.Helper()
+	if got.Created != created || got.Updated != updated || got.Skipped != skipped || got.Errors != errors {
+		t.Fatalf("result %+v, want created %d updated %d skipped %d errors %d", got, created, updated, skipped, errors)
+	}
+	if strings.Join(got.Messages, "\n") != strings.Join(msgs, "\n") {
+		t.Fatalf("messages:\n%s\nwant:\n%s", strings.Join(got.Messages, "\n"), strings.Join(msgs, "\n"))
+	}
+}
+
+// Each row is checked on its own: bad rows are reported with their row and
+// column and not written, the others are; the file's duplicates are
+// skipped; accounts and users must be the organization's; the maintained
+// count follows.
+func TestImportContactsRowByRow(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	other := b.f.Org()
+	acc := b.f.Account(b.org.ID, func(a *models.PlatformAccount) { a.Name = "Main" })
+	foreign := b.f.Account(other.ID, func(a *models.PlatformAccount) { a.Name = "Theirs" })
+	_ = foreign
+	member := b.f.User(b.org, "Agent")
+	outsider := b.f.User(other, "Agent")
+	file := "Phone Number,Name,Tags,platform_account,assigned_user_id\n" +
+		"+1 555 010 0001,Ann,\"vip, Lead\",main," + member.ID.String() + "\n" + // row 2
+		"abc,Bad,,,\n" + // row 3
+		"+15550100002,Bob,,Theirs,\n" + // row 4
+		"+15550100003,Cy,,,not-a-uuid\n" + // row 5
+		"+15550100004,Di,,," + outsider.ID.String() + "\n" + // row 6
+		",NoPhone,,,\n" + // row 7
+		"+15550100005,\"Eve\nSecond line\",VIP,,\n" + // row 8 (two lines)
+		"0015550100001,Ann again,,,\n" + // row 9: row 2's number
+		"+15550100006,Fay," + strings.Repeat("x", 51) + ",,\n" // row 10
+	res := b.run(t, b.org.ID, "contacts", file, nil, false)
+	wantResult(t, res, 2, 0, 1, 6,
+		`row 3: phone_number: "abc" is not a phone number`,
+		`row 4: platform_account: "Theirs" is not an account of this organization`,
+		`row 5: assigned_user_id: "not-a-uuid" is not a UUID`,
+		`row 6: assigned_user_id: `+outsider.ID.String()+` is not a member of this organization`,
+		`row 7: phone_number: missing`,
+		`row 9: phone_number: +15550100001 repeats row 2; skipped`,
+		`row 10: tags: "`+strings.Repeat("x", 51)+`" is longer than 50 characters`,
+	)
+	var ann models.Contact
+	if err := b.f.DB.Take(&ann, "organization_id = ? AND phone_number = ?", b.org.ID, "+15550100001").Error; err != nil {
+		t.Fatal(err)
+	}
+	if ann.Name != "Ann" || ann.AccountID == nil || *ann.AccountID != acc.ID || ann.AssignedTo == nil || *ann.AssignedTo != member.ID {
+		t.Fatalf("Ann %+v", ann)
+	}
+	if got := b.tagsOf(t, ann.ID); got != "Lead,vip" {
+		t.Fatalf("Ann's tags %q", got)
+	}
+	if n := b.f.Count("tags", "organization_id = ?", b.org.ID); n != 2 {
+		t.Fatalf("%d tags, want vip and Lead (VIP is vip)", n)
+	}
+	if n := b.f.Count("contacts", "organization_id = ? AND name = ?", b.org.ID, "Eve\nSecond line"); n != 1 {
+		t.Fatalf("Eve's two-line name: %d", n)
+	}
+	if n := b.contactCount(t, b.org.ID); n != 2 {
+		t.Fatalf("contact_counts says %d, want 2", n)
+	}
+	if n := b.f.Count("contacts", "organization_id = ?", other.ID); n != 0 {
+		t.Fatalf("the other organization got %d contacts", n)
+	}
+}
+
+func (b *importBundle) tagsOf(t *testing.T, contactID uuid.UUID) string {
+	t.Helper()
+	var names []string
+	if err := b.f.DB.Raw(`SELECT g.name FROM contact_tags ct JOIN tags g ON g.id = ct.tag_id WHERE ct.contact_id = ? ORDER BY lower(g.name)`,
+		contactID).Scan(&names).Error; err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(names, ",")
+}
+
+// An existing contact is skipped unless update_on_duplicate; updating sets
+// only the row's non-empty cells, and a tags cell replaces the tags.
+func TestImportContactsUpdateOnDuplicate(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	acc := b.f.Account(b.org.ID)
+	c := b.f.Contact(b.org.ID, &acc.ID, func(c *models.Contact) { c.PhoneNumber, c.Name = "+15550100001", "Old name" })
+	b.run(t, b.org.ID, "tags", "name\nold\n", nil, false)
+	if err := b.f.DB.Exec(`INSERT INTO contact_tags (contact_id, tag_id) SELECT ?, id FROM tags WHERE organization_id = ?`, c.ID, b.org.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	file := "phone_number,name,tags\n+15550100001,New name,\n+15550100002,Fresh,\n"
+	wantResult(t, b.run(t, b.org.ID, "contacts", file, nil, false), 1, 0, 1, 0)
+	var got models.Contact
+	b.f.DB.Take(&got, "id = ?", c.ID)
+	if got.Name != "Old name" {
+		t.Fatalf("skipped contact changed: %q", got.Name)
+	}
+	// Row 2 changes the name, keeps the tags and the account; row 3 has
+	// nothing to change (skipped); row 4 replaces the tags.
+	file = "phone_number,name,tags\n+15550100001,New name,\n+15550100002,,\n+15550100003,Third,\n"
+	wantResult(t, b.run(t, b.org.ID, "contacts", file, nil, true), 1, 1, 1, 0)
+	b.f.DB.Take(&got, "id = ?", c.ID)
+	if got.Name != "New name" || got.AccountID == nil || *got.AccountID != acc.ID || b.tagsOf(t, c.ID) != "old" {
+		t.Fatalf("updated contact %+v tags %q", got, b.tagsOf(t, c.ID))
+	}
+	wantResult(t, b.run(t, b.org.ID, "contacts", "phone_number,tags\n+15550100001,\"new, other\"\n", nil, true), 0, 1, 0, 0)
+	if tags := b.tagsOf(t, c.ID); tags != "new,other" {
+		t.Fatalf("tags after update %q", tags)
+	}
+	if n := b.contactCount(t, b.org.ID); n != 3 {
+		t.Fatalf("contact_counts says %d, want 3", n)
+	}
+}
+
+// A retried or repeated run of one import returns the stored result and
+// writes nothing more; the file's bytes are gone once it is done.
+func TestImportRunTwiceCountsOnce(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	var file bytes.Buffer
+	file.WriteString("phone_number\n")
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&file, "+1555020%04d\n", i)
+	}
+	id := b.stage(t, b.org.ID, "contacts", file.String(), nil, true)
+	var out bytes.Buffer
+	first, err := b.s.RunImport(context.Background(), b.org.ID, id, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, first, 3000, 0, 0, 0)
+	again, err := b.s.RunImport(context.Background(), b.org.ID, id, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, again, 3000, 0, 0, 0)
+	if n := b.contactCount(t, b.org.ID); n != 3000 {
+		t.Fatalf("contact_counts says %d", n)
+	}
+	job, err := b.s.ImportJobOf(context.Background(), b.org.ID, id)
+	if err != nil || job.Status != models.ImportDone || job.ProcessedRows != 3000 || job.FinishedAt == nil {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	if n := b.f.Count("import_jobs", "id = ? AND file IS NULL", id); n != 1 {
+		t.Fatal("the file's bytes are still stored")
+	}
+	// The task's result ends with the final result, after the progress.
+	var last dataops.ImportResult
+	all := out.String()
+	if err := json.Unmarshal([]byte(all[strings.LastIndex(all, `{"created"`):]), &last); err != nil || last.Created != 3000 {
+		t.Fatalf("result written %q", all)
+	}
+	// Another organization cannot see or run it.
+	other := b.f.Org()
+	if _, err := b.s.ImportJobOf(context.Background(), other.ID, id); err == nil {
+		t.Fatal("another organization reads the import")
+	}
+	if _, err := b.s.RunImport(context.Background(), other.ID, id, io.Discard); err == nil {
+		t.Fatal("another organization runs the import")
+	}
+}
+
+// Tags: name required, color in the list, unique by lower-cased name.
+func TestImportTags(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	b.run(t, b.org.ID, "tags", "name,color\nVIP,red\n", nil, false)
+	file := "Name;Color;Description\nvip;blue;Top customers\nlead;;New ones\n;red;\nspam;pink;\nLEAD;green;\n"
+	wantResult(t, b.run(t, b.org.ID, "tags", file, nil, false), 1, 0, 2, 2,
+		`row 4: name: missing`,
+		`row 5: color: "pink" is not one of blue, red, green, yellow, purple, gray`,
+		`row 6: name: "LEAD" repeats row 3; skipped`)
+	var tags []models.Tag
+	b.f.DB.Where("organization_id = ?", b.org.ID).Order("lower(name)").Find(&tags)
+	if len(tags) != 2 || tags[0].Name != "lead" || tags[0].Color != "gray" || tags[0].Description != "New ones" ||
+		tags[1].Name != "VIP" || tags[1].Color != "red" {
+		t.Fatalf("tags %+v", tags)
+	}
+	wantResult(t, b.run(t, b.org.ID, "tags", "name,color,description\nvip,blue,\n", nil, true), 0, 1, 0, 0)
+	b.f.DB.Where("organization_id = ? AND name = 'VIP'", b.org.ID).Take(&tags[1])
+	if tags[1].Color != "blue" {
+		t.Fatalf("updated tag %+v", tags[1])
+	}
+}
+
+// At most 1,000 messages, then one that counts the rest; errors counts all.
+func TestImportMessagesAreCapped(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	var file bytes.Buffer
+	file.WriteString("phone_number\n")
+	for i := 0; i < 2500; i++ {
+		file.WriteString("bad\n")
+	}
+	res := b.run(t, b.org.ID, "contacts", file.String(), nil, false)
+	if res.Errors != 2500 || len(res.Messages) != 1001 || res.Messages[1000] != "... and 1500 more" ||
+		res.Messages[999] != `row 1001: phone_number: "bad" is not a phone number` {
+		t.Fatalf("errors %d, %d messages, last %q", res.Errors, len(res.Messages), res.Messages[len(res.Messages)-1])
+	}
+}

@@ -1,0 +1,129 @@
+package dataops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/tenant"
+	"wharf/jobs"
+	"wharf/models"
+)
+
+// ImportRetention is how long an import's row (its progress and result)
+// is kept after its creation; older rows are deleted whenever an import is
+// stored.
+const ImportRetention = 7 * 24 * time.Hour
+
+// ImportRequest is an import as the api received it.
+type ImportRequest struct {
+	Table             string
+	File              []byte
+	ColumnMapping     map[string]string
+	UpdateOnDuplicate bool
+}
+
+// ImportResult is what an import did. Errors counts the rows refused and
+// Skipped the rows not written (duplicates of an earlier row of the file,
+// and rows of existing records when not updating); Messages describe the
+// refused rows and the file's duplicates, up to 1,000.
+type ImportResult struct {
+	Created  int      `json:"created"`
+	Updated  int      `json:"updated"`
+	Skipped  int      `json:"skipped"`
+	Errors   int      `json:"errors"`
+	Messages []string `json:"messages"`
+}
+
+// ImportJob is an import's state, for the endpoint that waits and the
+// progress endpoint.
+type ImportJob struct {
+	ID            uuid.UUID
+	Table         string
+	Status        string // queued, running, done, failed
+	TotalRows     int
+	ProcessedRows int
+	Result        *ImportResult // when done
+	Error         string        // when failed
+	CreatedAt     time.Time
+	FinishedAt    *time.Time
+}
+
+// CheckImport checks an import before anything is stored: the table, the
+// file (size, encoding, CSV, at most 10,000 data rows) and its headers
+// (column_mapping, required columns). It answers the number of data rows.
+func CheckImport(req ImportRequest) (int, error) {
+	t, err := tableOf(req.Table)
+	if err != nil {
+		return 0, err
+	}
+	f, err := parseCSV(req.File)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := t.planImport(f.header, req.ColumnMapping); err != nil {
+		return 0, err
+	}
+	return len(f.records), nil
+}
+
+// Import checks the request, stores it for the worker, enqueues the
+// dataops:import job and waits up to wait for it. The job answered is done
+// (with its result) when the worker finished in time, else queued or
+// running: the worker goes on, and ImportJobOf shows its progress.
+func (s *Service) Import(ctx context.Context, orgID uuid.UUID, userID *uuid.UUID, req ImportRequest, wait time.Duration) (*ImportJob, error) {
+	rows, err := CheckImport(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.ColumnMapping == nil {
+		req.ColumnMapping = map[string]string{}
+	}
+	db := s.db.WithContext(ctx)
+	if err := db.Where("created_at < ?", time.Now().Add(-ImportRetention)).Delete(&models.ImportJob{}).Error; err != nil {
+		s.log.Warn("cannot delete old import jobs", "error", err)
+	}
+	job := models.ImportJob{ID: uuid.New(), OrganizationID: orgID, UserID: userID, Table: req.Table, File: req.File,
+		ColumnMapping: models.JSON[map[string]string]{V: req.ColumnMapping}, UpdateOnDuplicate: req.UpdateOnDuplicate,
+		Status: models.ImportQueued, TotalRows: rows}
+	if err := db.Create(&job).Error; err != nil {
+		return nil, err
+	}
+	_, _, _, err = s.enq.EnqueueAndWait(ctx, jobs.Import{OrganizationID: orgID, ImportID: job.ID}, wait)
+	switch {
+	case errors.Is(err, jobs.ErrTaskFailed):
+		// The worker marked the row failed; the answer says why.
+	case err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded):
+		// Not enqueued: nothing will run it, so nothing is kept.
+		if derr := s.db.Delete(&models.ImportJob{}, "id = ?", job.ID).Error; derr != nil {
+			s.log.Warn("cannot delete an import job that was not enqueued", "id", job.ID, "error", derr)
+		}
+		return nil, fmt.Errorf("enqueue import: %w", err)
+	}
+	out, err := s.ImportJobOf(context.WithoutCancel(ctx), orgID, job.ID)
+	if err == nil && out.Status == models.ImportFailed {
+		return nil, fmt.Errorf("import %s failed: %s", job.ID, out.Error)
+	}
+	return out, err
+}
+
+// ImportJobOf answers an import of the organization (404 for another's).
+func (s *Service) ImportJobOf(ctx context.Context, orgID, id uuid.UUID) (*ImportJob, error) {
+	row, err := tenant.Get[models.ImportJob](ctx, s.db.Omit("file"), orgID, id, "import job not found")
+	if err != nil {
+		return nil, err
+	}
+	out := &ImportJob{ID: row.ID, Table: row.Table, Status: row.Status, TotalRows: row.TotalRows, ProcessedRows: row.ProcessedRows,
+		Error: row.Error, CreatedAt: row.CreatedAt, FinishedAt: row.FinishedAt}
+	if row.Status == models.ImportDone && len(row.Result) > 0 {
+		out.Result = &ImportResult{}
+		if err := json.Unmarshal(row.Result, out.Result); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

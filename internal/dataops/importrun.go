@@ -1,0 +1,152 @@
+package dataops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wharf/internal/apperr"
+	"wharf/internal/tenant"
+	"wharf/models"
+)
+
+// progressEvery is how many rows are checked between two progress reports.
+const progressEvery = 2500
+
+// Progress is what an import reports while it runs (the task's result in
+// the asynq UI, until the final result replaces it).
+type Progress struct {
+	Status        string `json:"status"`
+	TotalRows     int    `json:"total_rows"`
+	ProcessedRows int    `json:"processed_rows"`
+}
+
+// RunImport runs a stored import (the dataops:import job): it checks every
+// row, then writes the good ones and the result in one transaction, which
+// first locks the import's row and returns the stored result when the
+// import is already done, so that a retry or a second delivery never
+// writes or counts twice. Progress and then the result are written to out
+// as JSON. The file's bytes are cleared with the result.
+func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Writer) (*ImportResult, error) {
+	job, err := tenant.Get[models.ImportJob](ctx, s.db, orgID, id, "import job not found")
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, fmt.Errorf("import %s: %w: %w", id, err, asynq.SkipRetry) // deleted with its organization
+	}
+	if err != nil {
+		return nil, err
+	}
+	if job.Status == models.ImportDone {
+		return s.finish(ctx, orgID, id, out)
+	}
+	if job.Status == models.ImportFailed || job.File == nil {
+		return nil, fmt.Errorf("import %s is %s: %w", id, job.Status, asynq.SkipRetry)
+	}
+	report := func(status string, done int) {
+		b, _ := json.Marshal(Progress{Status: status, TotalRows: job.TotalRows, ProcessedRows: done})
+		_, _ = out.Write(b)
+		if err := s.db.WithContext(ctx).Model(&models.ImportJob{}).Where("id = ? AND status IN ?", id, []string{models.ImportQueued, models.ImportRunning}).
+			Updates(map[string]any{"status": models.ImportRunning, "processed_rows": done}).Error; err != nil {
+			s.log.Warn("cannot record an import's progress", "id", id, "error", err)
+		}
+	}
+	if err := s.db.WithContext(ctx).Model(&models.ImportJob{}).Where("id = ? AND status IN ?", id, []string{models.ImportQueued, models.ImportRunning}).
+		Updates(map[string]any{"status": models.ImportRunning, "started_at": time.Now(), "attempts": gorm.Expr("attempts + 1")}).Error; err != nil {
+		return nil, err
+	}
+	report(models.ImportRunning, 0)
+	// The api checked the file and its headers; they only fail here if the
+	// rules changed in between, which no retry mends.
+	t, err := tableOf(job.Table)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	f, err := parseCSV(job.File)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	p, err := t.planImport(f.header, job.ColumnMapping.V)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+	}
+	progress := func(done int) { report(models.ImportRunning, done) }
+	var c *checked
+	if t.name == "contacts" {
+		d, err := s.directory(ctx, orgID)
+		if err != nil {
+			return nil, err
+		}
+		c = checkContacts(f, p, d, progress)
+	} else {
+		c = checkTags(f, p, progress)
+	}
+	report(models.ImportRunning, len(f.records))
+	var events []uuid.UUID
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var locked models.ImportJob
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "status").
+			Where("organization_id = ?", orgID).Take(&locked, "id = ?", id).Error; err != nil {
+			return err
+		}
+		if locked.Status == models.ImportDone {
+			return nil // another run finished it meanwhile
+		}
+		// The contacts' trigram index takes the new rows into its pending
+		// list and merges them later (its fastupdate), instead of inserting
+		// each row's trigrams now: the default 4 MB list fills a few
+		// thousand rows into a 10,000-row import.
+		if err := tx.Exec(`SET LOCAL gin_pending_list_limit = '64MB'`).Error; err != nil {
+			return err
+		}
+		n, ids, err := s.write(ctx, tx, orgID, t.name, c, job.UpdateOnDuplicate)
+		if err != nil {
+			return err
+		}
+		events = ids
+		valid := len(c.contacts) + len(c.tags)
+		res := ImportResult{Created: n.Created, Updated: n.Updated, Skipped: c.duplicates + valid - n.Created - n.Updated,
+			Errors: c.errors, Messages: c.msgs.final()}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		return tx.Model(&models.ImportJob{}).Where("id = ?", id).Updates(map[string]any{"status": models.ImportDone,
+			"result": b, "file": nil, "processed_rows": len(f.records), "finished_at": time.Now(), "error": ""}).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.contacts.PublishCreated(ctx, orgID, events)
+	return s.finish(ctx, orgID, id, out)
+}
+
+// finish answers a done import's stored result and writes it to out.
+func (s *Service) finish(ctx context.Context, orgID, id uuid.UUID, out io.Writer) (*ImportResult, error) {
+	j, err := s.ImportJobOf(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if j.Result == nil {
+		return nil, errors.New("import done without a result")
+	}
+	b, _ := json.Marshal(j.Result)
+	_, err = out.Write(b)
+	return j.Result, err
+}
+
+// FailImport records that an import failed for good (its last attempt, or
+// an error no retry mends): its file is cleared and its progress endpoint
+// says why.
+func (s *Service) FailImport(ctx context.Context, orgID, id uuid.UUID, cause error) error {
+	return s.db.WithContext(ctx).Model(&models.ImportJob{}).
+		Where("id = ? AND organization_id = ? AND status <> ?", id, orgID, models.ImportDone).
+		Updates(map[string]any{"status": models.ImportFailed, "file": nil, "error": apperr.Clip(cause.Error(), 500),
+			"finished_at": time.Now()}).Error
+}

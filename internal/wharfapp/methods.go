@@ -1,0 +1,144 @@
+package wharfapp
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"gorm.io/gorm"
+
+	"wharf/internal/docframe"
+	"wharf/models"
+)
+
+// Methods are the integration's whitelisted methods (/api/method/wharf.api.*).
+func (s *Service) Methods() []docframe.Method {
+	return []docframe.Method{
+		{Name: "wharf.api.send_message", Verbs: []string{"POST"}, Call: s.sendMessage},
+		{Name: "wharf.api.get_message_status", Call: s.getMessageStatus},
+		{Name: "wharf.api.sync_templates", Verbs: []string{"POST"}, Call: s.syncTemplates},
+	}
+}
+
+// sendMessage creates an Outgoing Platform Message as the caller (who
+// needs create on Platform Message) and waits up to SendWait for the send
+// job: the answer's status is sent once the provider accepted it, failed
+// when it refused it, else Queued with an empty message_id (the document
+// follows the statuses later).
+func (s *Service) sendMessage(ctx context.Context, c *docframe.Call) (any, error) {
+	if err := s.Ensure(ctx, c.OrganizationID); err != nil {
+		return nil, err
+	}
+	in := map[string]any{"type": "Outgoing"}
+	for _, k := range []string{"to", "message", "template", "flow", "flow_cta", "platform_account", "reference_doctype",
+		"reference_name"} {
+		if v := c.String(k); v != "" {
+			in[k] = v
+		}
+	}
+	if v, ok := c.Args["parameters"]; ok && v != nil {
+		in["template_parameters"] = v
+	}
+	if v, ok := c.Args["buttons"]; ok && v != nil {
+		in["buttons"] = v
+	}
+	if in["to"] == nil {
+		return nil, docframe.Validationf("to is required")
+	}
+	doc, err := c.Frame.Insert(ctx, c.Actor, c.OrganizationID, DoctypeMessage, in)
+	if err != nil {
+		return nil, err
+	}
+	name := str(doc["name"])
+	coreID, _ := uuid.Parse(str(doc["core_message_id"]))
+	msgID, status := s.await(ctx, c.OrganizationID, name, coreID)
+	return map[string]any{"message_id": msgID, "name": name, "status": status}, nil
+}
+
+// await waits for the send job's outcome and records it on the document
+// (forward only, so a status webhook already applied is kept).
+func (s *Service) await(ctx context.Context, orgID uuid.UUID, name string, coreID uuid.UUID) (string, string) {
+	deadline := time.Now().Add(s.SendWait)
+	for delay := 20 * time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
+		m, err := s.Messaging.Get(ctx, orgID, coreID)
+		if err != nil {
+			return "", StatusQueued
+		}
+		if m.Status != models.StatusPending {
+			return s.settle(ctx, orgID, name, m)
+		}
+		if time.Now().Add(delay).After(deadline) {
+			return "", StatusQueued
+		}
+		select {
+		case <-ctx.Done():
+			return "", StatusQueued
+		case <-time.After(delay):
+		}
+	}
+}
+
+// settle records a core message's provider id and status on its Platform
+// Message and answers what the document then holds.
+func (s *Service) settle(ctx context.Context, orgID uuid.UUID, name string, m *models.Message) (string, string) {
+	var out [2]string
+	var publish func(context.Context)
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		doc, err := s.frame.GetDoc(ctx, tx, orgID, DoctypeMessage, name)
+		if err != nil {
+			return err
+		}
+		change := map[string]any{}
+		id := ""
+		if m.PlatformMessageID != nil {
+			id = *m.PlatformMessageID
+		}
+		if str(doc.Get("message_id")) == "" && id != "" {
+			change["message_id"] = id
+		}
+		status := str(doc.Get("status"))
+		if forward(status, m.Status) {
+			change["status"] = m.Status
+			status = m.Status
+			if m.Status == StatusFailed {
+				change["error"] = m.ErrorTitle
+			}
+		}
+		out = [2]string{id, status}
+		if len(change) == 0 {
+			return nil
+		}
+		_, publish, err = s.frame.UpdateDocIn(ctx, tx, orgID, By, DoctypeMessage, name, change)
+		return err
+	})
+	if err != nil {
+		s.Log.Warn("send_message: cannot record the send's outcome", "name", name, "error", err)
+		return "", StatusQueued
+	}
+	if publish != nil {
+		publish(ctx)
+	}
+	return out[0], out[1]
+}
+
+// getMessageStatus answers a Platform Message's stored status by the
+// provider's message id (the caller needs read on Platform Message).
+func (s *Service) getMessageStatus(ctx context.Context, c *docframe.Call) (any, error) {
+	id := c.String("message_id")
+	if id == "" {
+		return nil, docframe.Validationf("message_id is required")
+	}
+	names, err := s.frame.NamesBy(ctx, nil, c.OrganizationID, DoctypeMessage, "message_id", []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if names[id] == "" {
+		return nil, notFound(id)
+	}
+	doc, err := c.Frame.Get(ctx, c.Actor, c.OrganizationID, DoctypeMessage, names[id])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"message_id": id, "status": doc["status"]}, nil
+}

@@ -1,0 +1,315 @@
+package wharfapp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wharf/internal/accounts"
+	"wharf/internal/apperr"
+	"wharf/internal/contacts"
+	"wharf/internal/docframe"
+	"wharf/internal/inbound"
+	"wharf/internal/messaging"
+	"wharf/internal/orgsettings"
+	"wharf/internal/pflows"
+	"wharf/internal/safehttp"
+	"wharf/internal/statuses"
+	"wharf/internal/templates"
+	"wharf/internal/testenv"
+	"wharf/internal/testfactory"
+	"wharf/internal/webhooks"
+	"wharf/internal/wharfapp"
+	"wharf/jobs"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// recorder is a test Hook on Platform Messages and an EventSink: it
+// records after_insert calls (with whether the row was visible in the
+// hook's transaction) and committed events.
+type recorder struct {
+	mu      sync.Mutex
+	inserts []string
+	events  []string
+	next    *wharfapp.Service
+}
+
+func (*recorder) Doctypes() []string { return []string{wharfapp.DoctypeMessage} }
+
+func (r *recorder) Handle(ctx context.Context, tx *gorm.DB, ev docframe.Event, doc *docframe.Doc) error {
+	if ev == docframe.AfterInsert {
+		var n int64
+		tx.Raw(`SELECT count(*) FROM docframe_documents WHERE name = ?`, doc.Name).Scan(&n)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if n == 1 {
+			r.inserts = append(r.inserts, doc.Name)
+		}
+	}
+	return nil
+}
+
+// Bind passes the framework on to the integration (docframe.Binder).
+func (r *recorder) Bind(f *docframe.Service) { r.next.Bind(f) }
+
+func (r *recorder) DocumentEvent(ctx context.Context, e docframe.DocEvent) {
+	r.mu.Lock()
+	r.events = append(r.events, e.Event+" "+e.Doc.Doctype+" "+e.Doc.Name)
+	r.mu.Unlock()
+	r.next.DocumentEvent(ctx, e)
+}
+
+type env struct {
+	f     *testfactory.Factory
+	p     *testfactory.Provider
+	q     *testenv.Queue
+	w     *wharfapp.Service
+	frame *docframe.Service
+	accts *accounts.Service
+	rec   *recorder
+	org   *testfactory.Org
+	admin docframe.Actor
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	q := testenv.NewQueue(t)
+	policy := safehttp.Policy{AllowPrivate: true}
+	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
+	settings := orgsettings.NewService(f.DB, f.Box, nil, nil)
+	accts := accounts.NewService(f.DB, f.Box, p.Client, settings, q.Enqueuer, testenv.Quiet())
+	cs := contacts.NewService(f.DB, wh)
+	tm := templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet())
+	msg := messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: cs, Templates: tm, Webhooks: wh, Provider: p.Client,
+		Enqueuer: q.Enqueuer, Policy: policy, Log: testenv.Quiet()})
+	w := wharfapp.New(wharfapp.Deps{DB: f.DB, Accounts: accts, Contacts: cs, Templates: tm, Messaging: msg,
+		Flows: pflows.NewService(f.DB, accts, p.Client), Settings: settings, Webhooks: wh, Enqueuer: q.Enqueuer, ProviderURL: p.URL,
+		Log: testenv.Quiet()})
+	rec := &recorder{next: w}
+	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: append(w.Hooks(), rec), Methods: w.Methods(), BuiltIn: w.BuiltIn,
+		Events: rec, Log: testenv.Quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	org := f.Org()
+	return &env{f: f, p: p, q: q, w: w, frame: frame, accts: accts, rec: rec, org: org,
+		admin: docframe.Actor{Email: "admin@example.com", Role: docframe.RoleAdmin}}
+}
+
+func (e *env) account(t *testing.T, name string, extra map[string]any) map[string]any {
+	t.Helper()
+	in := map[string]any{"account_name": name, "token": testfactory.Token, "phone_id": e.p.PhoneNumberID(), "business_id": e.p.WABA.ID,
+		"app_id": "1", "webhook_verify_token": "verify-" + name}
+	for k, v := range extra {
+		in[k] = v
+	}
+	doc, err := e.frame.Insert(context.Background(), e.admin, e.org.ID, wharfapp.DoctypeAccount, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestAccountMirror(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	// A refused document creates no core account.
+	_, err := e.frame.Insert(ctx, e.admin, e.org.ID, wharfapp.DoctypeAccount, map[string]any{"account_name": "Broken",
+		"token": "t", "phone_id": "abc", "business_id": "1", "app_id": "1", "webhook_verify_token": "v"})
+	if !apperr.Is(err, apperr.Invalid) {
+		t.Fatalf("non-numeric phone_id: %v", err)
+	}
+	if n := e.f.Count("platform_accounts", "organization_id = ?", e.org.ID); n != 0 {
+		t.Fatalf("%d core accounts after a refused document", n)
+	}
+	e.account(t, "Main", map[string]any{"app_secret": "s3cret"})
+	var rows []models.PlatformAccount
+	e.f.DB.Find(&rows, "organization_id = ?", e.org.ID)
+	if len(rows) != 1 || rows[0].Name != "Main" || rows[0].PhoneNumberID != e.p.PhoneNumberID() || rows[0].WebhookVerifyToken != "verify-Main" {
+		t.Fatalf("core accounts %+v", rows)
+	}
+	a, err := e.accts.Get(ctx, e.org.ID, rows[0].ID)
+	if err != nil || a.AccessToken != testfactory.Token {
+		t.Fatalf("core token: %v %v", a, err)
+	}
+	if got := e.q.TaskTypes(t)[jobs.TypeAccountRefresh]; got != 1 {
+		t.Errorf("%d account:refresh tasks after the commit, want 1", got)
+	}
+	settings := orgsettings.NewService(e.f.DB, e.f.Box, nil, nil)
+	if s, err := settings.ProviderAppSecret(ctx, e.org.ID); err != nil || s != "s3cret" {
+		t.Errorf("organization app secret %q %v", s, err)
+	}
+	// A new token reaches the core account; ids cannot change.
+	if _, err := e.frame.Update(ctx, e.admin, e.org.ID, wharfapp.DoctypeAccount, "Main", map[string]any{"token": "new-token"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := e.accts.Get(ctx, e.org.ID, rows[0].ID); a.AccessToken != "new-token" {
+		t.Errorf("token after the save: %q", a.AccessToken)
+	}
+	_, err = e.frame.Update(ctx, e.admin, e.org.ID, wharfapp.DoctypeAccount, "Main", map[string]any{"phone_id": "999"})
+	if !apperr.Is(err, apperr.Invalid) {
+		t.Fatalf("phone_id change: %v", err)
+	}
+	// Deleting the document deletes the core account.
+	if err := e.frame.Delete(ctx, e.admin, e.org.ID, wharfapp.DoctypeAccount, "Main"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.f.Count("platform_accounts", "organization_id = ?", e.org.ID); n != 0 {
+		t.Fatalf("%d core accounts after the delete", n)
+	}
+	// AccountFor: another organization's account does not exist.
+	e.account(t, "Again", nil)
+	if _, err := e.w.AccountFor(ctx, e.org.ID, "Again"); err != nil {
+		t.Fatal(err)
+	}
+	other := e.f.Org()
+	if _, err := e.w.AccountFor(ctx, other.ID, "Again"); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("AccountFor in another organization: %v", err)
+	}
+}
+
+func incoming(t *testing.T, raw string) platform.IncomingMessage {
+	var m platform.IncomingMessage
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestIncomingInTransaction: an incoming message's document and its
+// after_insert hook commit or roll back with the consumer's transaction,
+// and After Insert is published only after the commit.
+func TestIncomingInTransaction(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.account(t, "Main", nil)
+	var row models.PlatformAccount
+	e.f.DB.Take(&row, "organization_id = ?", e.org.ID)
+	a, _ := e.accts.Get(ctx, e.org.ID, row.ID)
+	in := &inbound.Incoming{Account: a, Message: incoming(t, `{"from":"15550001111","id":"wamid.in1","type":"text","text":{"body":"hello"}}`)}
+
+	boom := errors.New("rolled back")
+	err := e.f.DB.Transaction(func(tx *gorm.DB) error {
+		if _, err := e.w.ConsumeMessage(ctx, tx, in); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || e.f.Count("docframe_documents", "doctype = ?", wharfapp.DoctypeMessage) != 0 || len(e.rec.events) != 1 {
+		t.Fatalf("rolled back: %v, events %v", err, e.rec.events)
+	}
+	var res inbound.MessageResult
+	err = e.f.DB.Transaction(func(tx *gorm.DB) error {
+		var err error
+		res, err = e.w.ConsumeMessage(ctx, tx, in)
+		return err
+	})
+	if err != nil || len(e.rec.inserts) != 2 || len(e.rec.events) != 1 {
+		t.Fatalf("committed: %v, inserts %v, events %v", err, e.rec.inserts, e.rec.events)
+	}
+	res.AfterCommit(ctx)
+	if len(e.rec.events) != 2 || e.rec.events[1] != "After Insert Platform Message "+e.rec.inserts[1] {
+		t.Fatalf("events %v", e.rec.events)
+	}
+	doc, err := e.frame.GetDoc(ctx, nil, e.org.ID, wharfapp.DoctypeMessage, e.rec.inserts[1])
+	if err != nil || doc.Get("message") != "hello" || doc.Get("type") != "Incoming" || doc.Get("message_type") != "received" {
+		t.Fatalf("incoming doc %+v %v", doc, err)
+	}
+	// An account no Platform Account mirrors: nothing is copied.
+	plain := e.f.Account(e.org.ID)
+	pa, _ := e.accts.Get(ctx, e.org.ID, plain.ID)
+	e.f.DB.Transaction(func(tx *gorm.DB) error {
+		_, err := e.w.ConsumeMessage(ctx, tx, &inbound.Incoming{Account: pa, Message: in.Message})
+		return err
+	})
+	if n := e.f.Count("docframe_documents", "doctype = ?", wharfapp.DoctypeMessage); n != 1 {
+		t.Fatalf("%d message docs, want 1", n)
+	}
+}
+
+// TestStatusesMirror: every outcome of a batch reaches its Platform
+// Message, forward only; an unknown id is skipped; the outcomes are passed
+// on unchanged.
+func TestStatusesMirror(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.account(t, "Main", map[string]any{"is_default_outgoing": 1})
+	send := func(to string) *docframe.Doc {
+		d, err := e.frame.InsertDoc(ctx, e.org.ID, "Administrator", wharfapp.DoctypeMessage, map[string]any{"to": to, "message": "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Get("status") != wharfapp.StatusQueued || d.Get("platform_account") != "Main" {
+			t.Fatalf("queued doc %+v", d.Fields)
+		}
+		return d
+	}
+	d1, d2 := send("+15550001111"), send("+15550002222")
+	if got := e.q.TaskTypes(t)[jobs.TypeMessageSend]; got != 2 {
+		t.Fatalf("%d message:send tasks, want 2", got)
+	}
+	var pending int64
+	e.f.DB.Raw(`SELECT count(*) FROM messages WHERE organization_id = ? AND status = 'pending' AND id::text IN ?`, e.org.ID,
+		[]string{d1.Get("core_message_id").(string), d2.Get("core_message_id").(string)}).Scan(&pending)
+	if pending != 2 {
+		t.Fatalf("%d pending core messages, want 2", pending)
+	}
+	outcomes := []*statuses.Outcome{
+		{PlatformID: "wamid.1", Final: "delivered", Callback: d1.Get("core_message_id").(string)},
+		{PlatformID: "wamid.unknown", Final: "read"},
+		{PlatformID: "wamid.2", Final: "failed", Callback: d2.Get("core_message_id").(string), ErrorTitle: "Undeliverable"},
+	}
+	apply := func(all []*statuses.Outcome) {
+		t.Helper()
+		err := e.f.DB.Transaction(func(tx *gorm.DB) error {
+			res, err := e.w.ApplyStatuses(ctx, tx, inbound.StatusBatch{OrganizationID: e.org.ID, AccountID: uuid.New(), Outcomes: all[:1], All: all})
+			if err == nil && (len(res.Unmatched) != 1 || res.Unmatched[0] != all[0]) {
+				t.Errorf("unmatched %v, want the outcomes given", res.Unmatched)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(outcomes)
+	check := func(d *docframe.Doc, id, status string) {
+		t.Helper()
+		got, _ := e.frame.GetDoc(ctx, nil, e.org.ID, wharfapp.DoctypeMessage, d.Name)
+		if got.Get("message_id") != id || got.Get("status") != status {
+			t.Errorf("%s: message_id %v status %v, want %s %s", d.Name, got.Get("message_id"), got.Get("status"), id, status)
+		}
+	}
+	check(d1, "wamid.1", "delivered")
+	check(d2, "wamid.2", "failed")
+	// Backwards is ignored; a late read moves on; found by message_id.
+	apply([]*statuses.Outcome{{PlatformID: "wamid.1", Final: "sent"}, {PlatformID: "wamid.2", Final: "delivered"}})
+	check(d1, "wamid.1", "delivered")
+	check(d2, "wamid.2", "failed")
+	apply([]*statuses.Outcome{{PlatformID: "wamid.1", Final: "read"}})
+	check(d1, "wamid.1", "read")
+	// A template that is not approved: refused, nothing stored.
+	before := e.f.Count("messages", "organization_id = ?", e.org.ID)
+	acc := models.PlatformAccount{}
+	e.f.DB.Take(&acc, "organization_id = ?", e.org.ID)
+	e.f.Template(acc, "Hi {{1}}", func(m *models.Template) { m.Name, m.Status = "pending_one", models.TemplatePending })
+	tdoc, err := e.frame.InsertDoc(ctx, e.org.ID, "Administrator", wharfapp.DoctypeTemplate, map[string]any{"template_name": "pending_one",
+		"template": "Hi {{1}}", "template_id": "123", "platform_account": "Main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.w.SendTemplate(ctx, e.org.ID, wharfapp.SendTemplate{To: "+15550003333", Template: tdoc.Name, Parameters: []string{"x"}}); !apperr.Is(err, apperr.Invalid) {
+		t.Fatalf("send of a PENDING template: %v", err)
+	}
+	if after := e.f.Count("messages", "organization_id = ?", e.org.ID); after != before {
+		t.Fatalf("a refused send stored a message (%d → %d)", before, after)
+	}
+}

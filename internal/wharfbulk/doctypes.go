@@ -1,0 +1,82 @@
+package wharfbulk
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/docframe"
+)
+
+// Bulk message statuses: Draft until submitted, Queued until the first
+// recipient is settled (or while scheduled), In Progress while sending,
+// then Completed, or Partially Failed when a recipient failed or its
+// outcome is unknown. Paused follows a campaign the pipeline paused (an
+// account or template problem); Cancelled a cancelled document.
+const (
+	StatusDraft           = "Draft"
+	StatusQueued          = "Queued"
+	StatusInProgress      = "In Progress"
+	StatusCompleted       = "Completed"
+	StatusPartiallyFailed = "Partially Failed"
+	StatusPaused          = "Paused"
+	StatusCancelled       = "Cancelled"
+)
+
+func flag(on bool) docframe.Flag {
+	if on {
+		return 1
+	}
+	return 0
+}
+
+// definitions are the built-in DocTypes, in creation order (a Table or Link
+// needs its DocType first).
+func definitions() []docframe.DocType {
+	recipientFields := []docframe.Field{
+		{Fieldname: "mobile_number", Label: "Mobile Number", Fieldtype: docframe.TypeData, Reqd: flag(true), InListView: flag(true)},
+		{Fieldname: "recipient_name", Label: "Recipient Name", Fieldtype: docframe.TypeData, InListView: flag(true)},
+		{Fieldname: "recipient_data", Label: "Recipient Data", Fieldtype: docframe.TypeJSON},
+	}
+	return []docframe.DocType{
+		{Name: BulkRecipient, Module: "Wharf", Istable: flag(true), Fields: recipientFields},
+		{Name: RecipientList, Module: "Wharf", Autoname: "field:list_name", TitleField: "list_name", Fields: []docframe.Field{
+			{Fieldname: "list_name", Label: "List Name", Fieldtype: docframe.TypeData, Reqd: flag(true), Unique: flag(true), InListView: flag(true)},
+			{Fieldname: "recipients", Label: "Recipients", Fieldtype: docframe.TypeTable, Options: BulkRecipient},
+		}},
+		{Name: BulkMessage, Module: "Wharf", IsSubmittable: flag(true), Autoname: "naming_series:", NamingSeries: "BULK-.YYYY.-.#####",
+			TitleField: "title", Fields: []docframe.Field{
+				{Fieldname: "title", Label: "Title", Fieldtype: docframe.TypeData, Reqd: flag(true), InListView: flag(true)},
+				{Fieldname: "platform_account", Label: "Platform Account", Fieldtype: docframe.TypeData},
+				{Fieldname: "template", Label: "Template", Fieldtype: docframe.TypeData, Reqd: flag(true)},
+				{Fieldname: "recipient_type", Label: "Recipient Type", Fieldtype: docframe.TypeSelect, Options: "Individual\nRecipient List",
+					Default: "Individual"},
+				{Fieldname: "recipients", Label: "Recipients", Fieldtype: docframe.TypeTable, Options: BulkRecipient},
+				{Fieldname: "recipient_list", Label: "Recipient List", Fieldtype: docframe.TypeLink, Options: RecipientList},
+				{Fieldname: "variable_type", Label: "Variable Type", Fieldtype: docframe.TypeSelect, Options: "Common\nUnique", Default: "Common"},
+				{Fieldname: "template_variables", Label: "Template Variables", Fieldtype: docframe.TypeJSON},
+				{Fieldname: "attach", Label: "Attach", Fieldtype: docframe.TypeAttach},
+				{Fieldname: "scheduled_time", Label: "Scheduled Time", Fieldtype: docframe.TypeDatetime},
+				{Fieldname: "status", Label: "Status", Fieldtype: docframe.TypeSelect, Default: StatusDraft, ReadOnly: flag(true), InListView: flag(true), SearchIndex: flag(true),
+					Options: StatusDraft + "\n" + StatusQueued + "\n" + StatusInProgress + "\n" + StatusCompleted + "\n" + StatusPartiallyFailed +
+						"\n" + StatusPaused + "\n" + StatusCancelled},
+				{Fieldname: "recipient_count", Label: "Recipient Count", Fieldtype: docframe.TypeInt, ReadOnly: flag(true)},
+				{Fieldname: "sent_count", Label: "Sent Count", Fieldtype: docframe.TypeInt, ReadOnly: flag(true)},
+				{Fieldname: "failed_count", Label: "Failed Count", Fieldtype: docframe.TypeInt, ReadOnly: flag(true)},
+				{Fieldname: "campaign", Label: "Campaign", Fieldtype: docframe.TypeData, ReadOnly: flag(true), SearchIndex: flag(true)},
+			}},
+	}
+}
+
+// EnsureDocTypes creates (or brings up to date) the domain's DocTypes in
+// the organization; idempotent, it writes nothing when they are current.
+// Called at an organization's set-up with the integration's other
+// DocTypes, and by the domain's methods on first use.
+func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
+	for _, def := range definitions() {
+		if err := s.frame.EnsureDocType(ctx, orgID, def); err != nil {
+			return err
+		}
+	}
+	return nil
+}

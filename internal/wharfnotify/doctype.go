@@ -1,0 +1,227 @@
+package wharfnotify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/robfig/cron/v3"
+
+	"wharf/internal/docframe"
+)
+
+// The DocTypes of this package.
+const (
+	NotificationDoctype = "Platform Notification"
+	FieldDoctype        = "Platform Notification Field"
+)
+
+// Notification types and the events a DocType Event notification may
+// choose (docframe's published event names). Days Before and Days After
+// are in the Select, as Frappe has them, and refused by validation.
+const (
+	TypeDocTypeEvent   = "DocType Event"
+	TypeSchedulerEvent = "Scheduler Event"
+	eventDaysBefore    = "Days Before"
+	eventDaysAfter     = "Days After"
+)
+
+var supportedEvents = []string{docframe.EventAfterInsert, docframe.EventAfterSave, docframe.EventAfterSubmit,
+	docframe.EventAfterCancel, docframe.EventBeforeDelete}
+
+// Template and Platform Account are Data, not Link: a Link needs its
+// DocType to exist when this one is defined, and those two belong to the
+// integration's base, which may be set up after this package (the send
+// checks they exist).
+var fieldDef = docframe.DocType{Name: FieldDoctype, Module: "Wharf", Istable: 1, Fields: []docframe.Field{
+	{Fieldname: "field_name", Label: "Field Name", Fieldtype: "Data", Reqd: 1, InListView: 1},
+}}
+
+var notificationDef = docframe.DocType{Name: NotificationDoctype, Module: "Wharf", Autoname: "field:notification_name",
+	TitleField: "notification_name", SearchFields: "reference_doctype, template",
+	Fields: []docframe.Field{
+		{Fieldname: "notification_name", Label: "Notification Name", Fieldtype: "Data", Reqd: 1, Unique: 1, InListView: 1},
+		{Fieldname: "notification_type", Label: "Notification Type", Fieldtype: "Select", Reqd: 1, Default: TypeDocTypeEvent,
+			Options: TypeDocTypeEvent + "\n" + TypeSchedulerEvent, InListView: 1},
+		{Fieldname: "reference_doctype", Label: "Reference Document Type", Fieldtype: "Link", Options: "DocType", Reqd: 1, InListView: 1},
+		{Fieldname: "doctype_event", Label: "DocType Event", Fieldtype: "Select",
+			Options: strings.Join(append(slices.Clone(supportedEvents), eventDaysBefore, eventDaysAfter), "\n")},
+		{Fieldname: "date_changed", Label: "Reference Date", Fieldtype: "Data"},
+		{Fieldname: "days_in_advance", Label: "Days Before or After", Fieldtype: "Int"},
+		{Fieldname: "event_frequency", Label: "Event Frequency", Fieldtype: "Select", Options: "All\nHourly\nDaily\nWeekly\nMonthly\nCron"},
+		{Fieldname: "cron_format", Label: "Cron Format", Fieldtype: "Data"},
+		{Fieldname: "template", Label: "Template", Fieldtype: "Data", Reqd: 1},
+		{Fieldname: "platform_account", Label: "Platform Account", Fieldtype: "Data"},
+		{Fieldname: "field_name", Label: "Field Name (phone)", Fieldtype: "Data"},
+		{Fieldname: "fields", Label: "Fields", Fieldtype: "Table", Options: FieldDoctype},
+		{Fieldname: "condition", Label: "Condition", Fieldtype: "Text"},
+		{Fieldname: "attach_document_print", Label: "Attach Document Print", Fieldtype: "Check"},
+		{Fieldname: "custom_attachment", Label: "Custom Attachment", Fieldtype: "Check"},
+		{Fieldname: "attach", Label: "Attach", Fieldtype: "Attach"},
+		{Fieldname: "set_property_after_alert", Label: "Set Property After Alert", Fieldtype: "Data"},
+		{Fieldname: "property_value", Label: "Property Value", Fieldtype: "Data"},
+		{Fieldname: "button_url_template", Label: "Button URL Template", Fieldtype: "Data"},
+		{Fieldname: "button_fields", Label: "Button Fields", Fieldtype: "Data"},
+		{Fieldname: "disabled", Label: "Disabled", Fieldtype: "Check"},
+	}}
+
+// EnsureDocTypes creates or updates the DocTypes of notifications in the
+// organization (idempotent: the integration calls it at set-up).
+func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
+	for _, def := range []docframe.DocType{fieldDef, notificationDef} {
+		if err := s.fw().EnsureDocType(ctx, orgID, def); err != nil {
+			return fmt.Errorf("ensure %s: %w", def.Name, err)
+		}
+	}
+	return nil
+}
+
+// standardFields may be named wherever a field of the reference DocType
+// may (parameters, the phone field).
+var standardFields = []string{"name", "owner", "modified_by", "creation", "modified", "docstatus"}
+
+// refFields answers the reference DocType's value fields by name and type,
+// or a 417 when the organization has no such DocType.
+func (s *Service) refFields(ctx context.Context, orgID uuid.UUID, doctype string) (map[string]string, error) {
+	dt, err := s.fw().GetDocType(ctx, admin, orgID, doctype)
+	if err != nil {
+		return nil, docframe.Validationf("Reference Document Type %s: no such DocType", doctype)
+	}
+	out := map[string]string{}
+	rows, _ := dt["fields"].([]any)
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		name, _ := row["fieldname"].(string)
+		typ, _ := row["fieldtype"].(string)
+		out[name] = typ
+	}
+	return out, nil
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return strings.TrimSpace(s)
+}
+
+func on(v any) bool {
+	switch n := v.(type) {
+	case int64:
+		return n != 0
+	case int:
+		return n != 0
+	case float64:
+		return n != 0
+	case bool:
+		return n
+	case json.Number:
+		return n.String() != "0" && n.String() != ""
+	}
+	return false
+}
+
+// rowsOf answers a Table field's rows, however they are held (as the
+// framework sets them, or decoded from JSON).
+func rowsOf(v any) []map[string]any {
+	switch rows := v.(type) {
+	case []map[string]any:
+		return rows
+	case []any:
+		out := make([]map[string]any, 0, len(rows))
+		for _, r := range rows {
+			if m, ok := r.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// validate refuses a Platform Notification that could never work, with a
+// 417 naming what is wrong, before it is stored.
+func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
+	ref := str(doc.Get("reference_doctype"))
+	if ref == "" {
+		return nil // docframe's mandatory check names it
+	}
+	fields, err := s.refFields(ctx, doc.OrganizationID, ref)
+	if err != nil {
+		return err
+	}
+	known := func(label, f string) error {
+		if f == "" || slices.Contains(standardFields, f) {
+			return nil
+		}
+		t, ok := fields[f]
+		if !ok {
+			return docframe.Validationf("%s: %s has no field %s", label, ref, f)
+		}
+		if t == "Table" || t == "Password" {
+			return docframe.Validationf("%s: field %s of %s is a %s field", label, f, ref, t)
+		}
+		return nil
+	}
+	kind := str(doc.Get("notification_type"))
+	event := str(doc.Get("doctype_event"))
+	switch kind {
+	case TypeDocTypeEvent:
+		switch {
+		case event == eventDaysBefore || event == eventDaysAfter:
+			return docframe.Validationf("DocType Event %s is not supported: use a Scheduler Event notification with a condition on the date", event)
+		case !slices.Contains(supportedEvents, event):
+			return docframe.Validationf("DocType Event is required for a DocType Event notification (one of %s)", strings.Join(supportedEvents, ", "))
+		}
+		if str(doc.Get("field_name")) == "" {
+			return docframe.Validationf("Field Name (the phone field) is required for a DocType Event notification")
+		}
+	case TypeSchedulerEvent:
+		freq := str(doc.Get("event_frequency"))
+		if freq == "" {
+			return docframe.Validationf("Event Frequency is required for a Scheduler Event notification")
+		}
+		if freq == "Cron" {
+			if _, err := cron.ParseStandard(str(doc.Get("cron_format"))); err != nil {
+				return docframe.Validationf("Cron Format %q: %v", str(doc.Get("cron_format")), err)
+			}
+		}
+	}
+	if err := known("Field Name", str(doc.Get("field_name"))); err != nil {
+		return err
+	}
+	if kind == TypeDocTypeEvent {
+		// Scheduler Event rows may name the keys of _data_list objects.
+		rows := rowsOf(doc.Get("fields"))
+		for i, r := range rows {
+			if err := known(fmt.Sprintf("Fields row %d", i+1), str(r["field_name"])); err != nil {
+				return err
+			}
+		}
+	}
+	if err := known("Button Fields", str(doc.Get("button_fields"))); err != nil {
+		return err
+	}
+	if p := str(doc.Get("set_property_after_alert")); p != "" {
+		if slices.Contains(standardFields, p) {
+			return docframe.Validationf("Set Property After Alert: %s is a standard property, not a field", p)
+		}
+		if err := known("Set Property After Alert", p); err != nil {
+			return err
+		}
+		if kind == TypeDocTypeEvent && event == docframe.EventBeforeDelete {
+			return docframe.Validationf("Set Property After Alert cannot be used on Before Delete: the document is gone")
+		}
+	}
+	if on(doc.Get("attach_document_print")) {
+		return docframe.Validationf("Attach Document Print is not supported (there are no print formats): use Custom Attachment with Attach")
+	}
+	if on(doc.Get("custom_attachment")) && str(doc.Get("attach")) == "" {
+		return docframe.Validationf("Custom Attachment needs a file in Attach")
+	}
+	if _, err := compile(str(doc.Get("condition")), kind == TypeSchedulerEvent); err != nil {
+		return docframe.Validationf("Condition: %v", err)
+	}
+	return nil
+}

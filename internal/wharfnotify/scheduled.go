@@ -1,0 +1,150 @@
+package wharfnotify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wharf/internal/docframe"
+	"wharf/jobs"
+)
+
+// Tick is the scheduler's minute (wharfnotify:tick): it sweeps the ledger
+// and enqueues one run per Scheduler Event notification due at tick, with a
+// task id of the notification and tick, so a tick fired twice runs each
+// once. It reads the notifications of every organization: each run then
+// works inside its own organization.
+func (s *Service) Tick(ctx context.Context, tick time.Time) (runs int, err error) {
+	tick = tick.UTC().Truncate(time.Minute)
+	if requeued, unknown, err := s.Sweep(ctx); err != nil {
+		s.log.Warn("notifications: sweep failed", "error", err)
+	} else if requeued+unknown > 0 {
+		s.log.Warn("notifications: sweep", "requeued", requeued, "unknown", unknown)
+	}
+	var found []struct {
+		OrganizationID uuid.UUID
+		Name           string
+		Frequency      string
+		CronFormat     string
+	}
+	if err := s.db.WithContext(ctx).Raw(`SELECT organization_id, name, COALESCE(data ->> 'event_frequency', '') AS frequency,
+		COALESCE(data ->> 'cron_format', '') AS cron_format FROM docframe_documents
+		WHERE doctype = ? AND data ->> 'notification_type' = ? AND COALESCE(data ->> 'disabled', '0') <> '1'
+		ORDER BY organization_id, name`, NotificationDoctype, TypeSchedulerEvent).Scan(&found).Error; err != nil {
+		return 0, err
+	}
+	for _, n := range found {
+		ok, err := due(n.Frequency, n.CronFormat, tick)
+		if err != nil {
+			s.log.Warn("notifications: cannot schedule", "organization_id", n.OrganizationID, "notification", n.Name, "error", err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		_, err = s.enq.Enqueue(ctx, jobs.NotifyRun{OrganizationID: n.OrganizationID, Notification: n.Name, Tick: tick})
+		if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+			return runs, err
+		}
+		runs++
+	}
+	return runs, nil
+}
+
+// Run is one Scheduler Event notification at one tick (wharfnotify:run):
+// the condition runs over each document of the reference DocType that is
+// not cancelled (at most Limits.Documents, by name), and each send it asks
+// for becomes a ledger row keyed by (notification, tick, document, object),
+// so a retried run adds none twice.
+func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string, tick time.Time) error {
+	tick = tick.UTC().Truncate(time.Minute)
+	n, err := s.fw().Get(ctx, admin, orgID, NotificationDoctype, notification)
+	if err != nil {
+		var de *docframe.Error
+		if errors.As(err, &de) {
+			return nil // deleted since the tick
+		}
+		return err
+	}
+	if on(n["disabled"]) || str(n["notification_type"]) != TypeSchedulerEvent {
+		return nil
+	}
+	prog, err := compile(str(n["condition"]), true)
+	if err != nil {
+		s.log.Warn("notification condition does not compile", "notification", notification, "error", err)
+		return nil
+	}
+	ref := str(n["reference_doctype"])
+	list, err := s.fw().List(ctx, admin, orgID, ref, docframe.ListArgs{Fields: `["*"]`, Filters: `[["docstatus", "!=", 2]]`,
+		OrderBy: "name asc", Limit: s.limits.Documents})
+	if err != nil {
+		var de *docframe.Error
+		if errors.As(err, &de) {
+			s.log.Warn("notification cannot list its documents", "notification", notification, "doctype", ref, "error", err)
+			return nil
+		}
+		return err
+	}
+	var condErrs int
+	var firstErr error
+	for _, r := range list {
+		doc, _ := r.(map[string]any)
+		name := str(doc["name"])
+		v, err := s.run(prog, doc)
+		if err != nil {
+			if condErrs++; firstErr == nil {
+				firstErr = fmt.Errorf("%s %s: %w", ref, name, err)
+			}
+			continue
+		}
+		switch {
+		case v.hasList:
+			for i, obj := range v.dataList {
+				if err := s.plan(ctx, orgID, n, notification, tick, ref, name, fmt.Sprint(i), obj, "phone"); err != nil {
+					return err
+				}
+			}
+		case v.send:
+			if err := s.plan(ctx, orgID, n, notification, tick, ref, name, "doc", doc, str(n["field_name"])); err != nil {
+				return err
+			}
+		}
+	}
+	if condErrs > 0 {
+		s.log.Warn("notification condition failed", "notification", notification, "documents", condErrs, "first", firstErr)
+	}
+	var ids []uuid.UUID
+	if err := s.db.WithContext(ctx).Raw(`SELECT id FROM wharfnotify_sends WHERE organization_id = ? AND notification = ? AND tick = ?
+		AND status = 'pending'`, orgID, notification, tick).Scan(&ids).Error; err != nil {
+		return err
+	}
+	s.enqueueSends(ctx, orgID, ids)
+	return nil
+}
+
+// plan records one scheduled send (or, when the values hold no phone, a
+// failed row saying so).
+func (s *Service) plan(ctx context.Context, orgID uuid.UUID, n map[string]any, notification string, tick time.Time,
+	doctype, docname, object string, values map[string]any, phoneKey string) error {
+	p, perr := buildPlan(n, values, phoneKey, doctype, docname)
+	status, reason, req := "pending", "", []byte(nil)
+	if perr != nil {
+		status, reason = "failed", perr.Error()
+	} else {
+		req, _ = json.Marshal(p)
+	}
+	key := fmt.Sprintf("tick\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", notification, tick.Format(time.RFC3339), doctype, docname, object)
+	now := s.now().UTC()
+	var reqArg any
+	if req != nil {
+		reqArg = string(req)
+	}
+	return s.db.WithContext(ctx).Exec(`INSERT INTO wharfnotify_sends (id, organization_id, dedupe_key, notification, reference_doctype,
+		reference_name, event, tick, request, status, error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?) ON CONFLICT (organization_id, dedupe_key) DO NOTHING`,
+		uuid.New(), orgID, key, notification, doctype, docname, TypeSchedulerEvent, tick, reqArg, status, reason, now, now).Error
+}
