@@ -1,0 +1,97 @@
+// Package calling is the voice-call domain: call logs and call transfers,
+// the organization-scoped reads of the api, the calls webhook consumer, and
+// the routing of call-control requests (connect, hold, resume, hangup,
+// transfer, outgoing calls) to the callbridge process that owns a call's
+// media. The media itself (pion peer connections, the RTP relay, players,
+// recorder) lives in callbridge/; this package never touches a packet.
+package calling
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"wharf/internal/accounts"
+	"wharf/internal/orgsettings"
+	"wharf/models"
+	"wharf/platform"
+)
+
+// Accounts is what calling uses of the accounts domain.
+type Accounts interface {
+	Get(ctx context.Context, orgID, id uuid.UUID) (*accounts.Account, error)
+	ByName(ctx context.Context, orgID uuid.UUID, name string) (*accounts.Account, error)
+}
+
+// Contacts finds or creates the contact of a caller.
+type Contacts interface {
+	FindOrCreate(ctx context.Context, orgID uuid.UUID, rawNumber string, accountID *uuid.UUID) (*models.Contact, error)
+	Contact(ctx context.Context, orgID, id uuid.UUID) (*models.Contact, error)
+}
+
+// Settings reads an organization's calling settings and its audio files.
+type Settings interface {
+	Get(ctx context.Context, orgID uuid.UUID) (string, orgsettings.Settings, error)
+	OpenAudio(ctx context.Context, orgID uuid.UUID, name string) (io.ReadCloser, error)
+}
+
+// Messages sends the interactive call-permission request.
+type Messages interface {
+	SendCallPermissionRequest(ctx context.Context, orgID, contactID, accountID uuid.UUID, body string) (uuid.UUID, error)
+}
+
+// Config is the calling configuration shared by api and callbridge.
+type Config struct {
+	STUNURLs   []string      // STUN_URLS
+	TURNURLs   []string      // TURN_URLS
+	TURNSecret string        // TURN_SECRET (coturn's static-auth-secret)
+	TURNTTL    time.Duration // TURN_TTL, at most 7 days
+	// ControlTimeout bounds how long the api waits for a callbridge's reply.
+	ControlTimeout time.Duration
+	// OutgoingWait bounds how long POST /api/calls/outgoing waits for the
+	// callee to pick up.
+	OutgoingWait time.Duration
+}
+
+// Deps are the calling service's collaborators.
+type Deps struct {
+	DB       *gorm.DB
+	Redis    *redis.Client
+	Accounts Accounts
+	Contacts Contacts
+	Settings Settings
+	Messages Messages
+	Provider *platform.Client
+	Config   Config
+	Log      *slog.Logger
+}
+
+// Service is the calling domain.
+type Service struct {
+	db       *gorm.DB
+	rdb      *redis.Client
+	accounts Accounts
+	contacts Contacts
+	settings Settings
+	messages Messages
+	provider *platform.Client
+	cfg      Config
+	log      *slog.Logger
+}
+
+// NewService builds the calling service.
+func NewService(d Deps) *Service {
+	if d.Config.ControlTimeout <= 0 {
+		d.Config.ControlTimeout = 10 * time.Second
+	}
+	if d.Config.OutgoingWait <= 0 {
+		d.Config.OutgoingWait = 30 * time.Second
+	}
+	return &Service{db: d.DB, rdb: d.Redis, accounts: d.Accounts, contacts: d.Contacts, settings: d.Settings,
+		messages: d.Messages, provider: d.Provider, cfg: d.Config, log: d.Log}
+}
