@@ -45,6 +45,15 @@ type Messages interface {
 	SendCallPermissionRequest(ctx context.Context, orgID, contactID, accountID uuid.UUID, body string) (uuid.UUID, error)
 }
 
+// Store keeps recordings: the local directory (URLs signed with an HMAC and
+// served by the api) or S3-compatible object storage (presigned URLs).
+type Store interface {
+	Put(ctx context.Context, key string, r io.Reader) (int64, error)
+	// SignedURL is a URL that serves the object without credentials until
+	// the returned expiry, at most ttl from now.
+	SignedURL(ctx context.Context, key string, ttl time.Duration) (string, time.Time, error)
+}
+
 // Config is the calling configuration shared by api and callbridge.
 type Config struct {
 	STUNURLs   []string      // STUN_URLS
@@ -66,6 +75,7 @@ type Deps struct {
 	Contacts Contacts
 	Settings Settings
 	Messages Messages
+	Store    Store
 	Provider *platform.Client
 	Config   Config
 	Log      *slog.Logger
@@ -79,6 +89,7 @@ type Service struct {
 	contacts Contacts
 	settings Settings
 	messages Messages
+	store    Store
 	provider *platform.Client
 	cfg      Config
 	log      *slog.Logger
@@ -93,5 +104,5 @@ func NewService(d Deps) *Service {
 		d.Config.OutgoingWait = 30 * time.Second
 	}
 	return &Service{db: d.DB, rdb: d.Redis, accounts: d.Accounts, contacts: d.Contacts, settings: d.Settings,
-		messages: d.Messages, provider: d.Provider, cfg: d.Config, log: d.Log}
+		messages: d.Messages, store: d.Store, provider: d.Provider, cfg: d.Config, log: d.Log}
 }
