@@ -1,6 +1,6 @@
 # Wharf: the two commands that matter are `make run` and `make test`.
 GO        ?= go
-BINARIES  := api worker scheduler platformsim
+BINARIES  := api worker scheduler callbridge platformsim
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
@@ -11,7 +11,7 @@ TEST_PARALLEL ?= 4
 
 .PHONY: build run stop test bench lint migrate clean
 
-build: ## compile bin/api, bin/worker, bin/scheduler, bin/platformsim
+build: ## compile bin/api, bin/worker, bin/scheduler, bin/callbridge, bin/platformsim
 	@mkdir -p bin
 	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINARIES))
 

@@ -31,7 +31,9 @@ func ServeOps(addr string, log *slog.Logger, check func(context.Context) error, 
 	}
 	mux := http.NewServeMux()
 	if check != nil {
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		// /readyz answers the same as /healthz: a process without its
+		// database or Redis can do nothing, so it is neither.
+		probe := func(w http.ResponseWriter, r *http.Request) {
 			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 			defer cancel()
 			w.Header().Set("Content-Type", "application/json")
@@ -41,7 +43,9 @@ func ServeOps(addr string, log *slog.Logger, check func(context.Context) error, 
 				return
 			}
 			fmt.Fprint(w, `{"status":"success","data":{"status":"alive"}}`)
-		})
+		}
+		mux.HandleFunc("GET /healthz", probe)
+		mux.HandleFunc("GET /readyz", probe)
 	}
 	if m != nil {
 		mux.Handle("GET /metrics", m.Handler())

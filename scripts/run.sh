@@ -144,6 +144,8 @@ fi
 ./bin/api        > >(prefix api) 2>&1 & pids+=($!)
 ./bin/worker     > >(prefix worker) 2>&1 & pids+=($!)
 ./bin/scheduler  > >(prefix scheduler) 2>&1 & pids+=($!)
+# The callbridge's operator listener must not take the api's HTTP_ADDR.
+HTTP_ADDR="${CALLBRIDGE_HTTP_ADDR:-127.0.0.1:8082}" ./bin/callbridge > >(prefix callbridge) 2>&1 & pids+=($!)
 
 for _ in $(seq 100); do ./bin/api healthcheck "$URL/readyz" 2>/dev/null && break; sleep 0.2; done
 if [ -n "$SIM" ]; then

@@ -33,7 +33,7 @@ func binary(t testing.TB, name string) string {
 		if buildErr != nil {
 			return
 		}
-		for _, cmd := range []string{"worker", "api"} {
+		for _, cmd := range []string{"worker", "api", "callbridge"} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, cmd), "wharf/cmd/"+cmd).CombinedOutput()
 			if err != nil {
 				buildErr = &buildError{string(out)}

@@ -211,6 +211,63 @@ type Scheduler struct {
 	LeaderTTL time.Duration `env:"SCHEDULER_LEADER_TTL" envDefault:"10s"`
 }
 
+// CallBridge configures bin/callbridge, the process that carries calls'
+// media (docs/CALLING.md).
+type CallBridge struct {
+	Common
+	Secrets
+	Platform
+	// HTTPAddr serves /healthz, /readyz and /metrics.
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8082"`
+	// PublicIP is the 1:1 NAT address announced in the SDP candidates (the
+	// host's public address when it sits behind a cloud NAT).
+	PublicIP string `env:"CALLBRIDGE_PUBLIC_IP"`
+	// The UDP ports the media uses: open them in the firewall.
+	UDPPortMin uint16 `env:"CALLBRIDGE_UDP_PORT_MIN" envDefault:"40000"`
+	UDPPortMax uint16 `env:"CALLBRIDGE_UDP_PORT_MAX" envDefault:"49999"`
+	// GatherTimeout bounds the candidate gathering before an SDP answer.
+	GatherTimeout time.Duration `env:"CALLBRIDGE_GATHER_TIMEOUT" envDefault:"2s"`
+	// OutgoingWait is how long an outgoing call rings before it ends.
+	OutgoingWait     time.Duration `env:"CALL_OUTGOING_WAIT" envDefault:"30s"`
+	RecordingEnabled bool          `env:"CALL_RECORDING_ENABLED" envDefault:"true"`
+	// RecordingDir holds the legs' files until they are mixed and stored
+	// ("" = the system's temporary directory).
+	RecordingDir string `env:"CALL_RECORDING_DIR"`
+	StorageDir   string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	FFmpegPath   string `env:"FFMPEG_PATH" envDefault:"ffmpeg"`
+}
+
+// LoadCallBridge reads and validates the callbridge configuration.
+func LoadCallBridge() (CallBridge, error) { return LoadCallBridgeFrom(nil) }
+
+// LoadCallBridgeFrom is LoadCallBridge with an explicit environment.
+func LoadCallBridgeFrom(environ map[string]string) (CallBridge, error) {
+	var c CallBridge
+	if err := parse(&c, environ); err != nil {
+		return c, err
+	}
+	var errs []error
+	errs = append(errs, c.Common.validate()...)
+	errs = append(errs, c.Secrets.decode()...)
+	errs = append(errs, c.Platform.validate()...)
+	if c.UDPPortMin > c.UDPPortMax || (c.UDPPortMin == 0) != (c.UDPPortMax == 0) {
+		errs = append(errs, errors.New("CALLBRIDGE_UDP_PORT_MIN and CALLBRIDGE_UDP_PORT_MAX must be a range (min <= max), or both 0 for any port"))
+	}
+	if c.PublicIP != "" && net.ParseIP(c.PublicIP) == nil {
+		errs = append(errs, errors.New("CALLBRIDGE_PUBLIC_IP must be an IP address"))
+	}
+	if c.GatherTimeout <= 0 || c.GatherTimeout > 30*time.Second {
+		errs = append(errs, errors.New("CALLBRIDGE_GATHER_TIMEOUT must be between 0 and 30s"))
+	}
+	if c.OutgoingWait <= 0 || c.OutgoingWait > 2*time.Minute {
+		errs = append(errs, errors.New("CALL_OUTGOING_WAIT must be between 0 and 2m"))
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		errs = append(errs, errors.New("HTTP_ADDR must be host:port (or :port)"))
+	}
+	return c, errors.Join(errs...)
+}
+
 // LoadAPI reads and validates the api configuration.
 func LoadAPI() (API, error) { return LoadAPIFrom(nil) }
 

@@ -107,6 +107,8 @@ type Set struct {
 
 	webhookDeliveries *prometheus.CounterVec
 	webhookDuration   *prometheus.HistogramVec
+
+	calls *callMetrics // nil but in the callbridge
 }
 
 // New builds a Set with the Go runtime and process collectors and every

@@ -1,0 +1,273 @@
+package calls_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"wharf/internal/apptest"
+	"wharf/models"
+	"wharf/platformsim"
+)
+
+// A transfer to a team: the first agent is no longer bridged, the caller
+// hears ringback, a new transfer waits with the team and the agent the
+// round-robin strategy picked, who connects and is bridged.
+func TestTransferToATeam(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	member := e.CreateUser(e.admin, "calls-team-member@example.test", "Agent")
+	var team struct {
+		ID string `json:"id"`
+	}
+	e.Do("POST", "/api/teams", map[string]any{"name": "Billing"}, e.admin).Expect(t, 201).Into(t, &team)
+	e.Do("POST", "/api/teams/"+team.ID+"/members", map[string]any{"user_id": member.User.ID, "role": "agent"}, e.admin).Expect(t, 201)
+
+	sc, tr := e.call()
+	first := e.agent("first")
+	e.connect(e.admin, first, tr.ID, "FIRST")
+	time.Sleep(500 * time.Millisecond)
+	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": "not-a-uuid"}, e.admin).Expect(t, 400)
+	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": team.ID,
+		"agent_id": e.Admin.User.ID}, e.admin).Expect(t, 400) // not a member
+	var out struct {
+		Status string `json:"status"`
+	}
+	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": team.ID}, e.admin).
+		Expect(t, 200).Into(t, &out)
+	if out.Status != "transferring" || e.callLog(tr.CallLogID).Status != models.CallTransferring {
+		t.Fatalf("initiate answered %q", out.Status)
+	}
+	next := e.waitTransfer(sc.ID, models.TransferWaiting)
+	if next.ID == tr.ID || next.TeamID != team.ID || next.InitiatingAgentID != e.Admin.User.ID || next.AgentID != member.User.ID {
+		t.Fatalf("new transfer %+v", next)
+	}
+	var old transferOut
+	e.Do("GET", "/api/call-transfers/"+tr.ID, nil, e.admin).Expect(t, 200).Into(t, &old)
+	if old.Status != models.TransferCompleted {
+		t.Fatalf("old transfer %+v", old)
+	}
+	time.Sleep(300 * time.Millisecond)
+	moved := time.Now()
+	time.Sleep(time.Second)
+	if n := countSince(first, moved, sc.Tag); n != 0 {
+		t.Fatalf("the first agent still hears the caller (%d packets)", n)
+	}
+	if ring, fromFirst := countSince(sc.Peer, moved, ""), countSince(sc.Peer, moved, "FIRST"); ring < 30 || fromFirst != 0 {
+		t.Fatalf("caller during the transfer: %d packets, %d from the first agent", ring, fromFirst)
+	}
+	// Only the assigned agent may take it.
+	e.Do("POST", "/api/call-transfers/"+next.ID+"/connect", map[string]any{"sdp_offer": "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"},
+		e.admin).Expect(t, 403)
+	second := e.agent("second")
+	e.connect(member.Auth(), second, next.ID, "SECOND")
+	joined := time.Now()
+	time.Sleep(2 * time.Second)
+	if a, b := countSince(second, joined, sc.Tag), countSince(sc.Peer, joined, "SECOND"); a < 70 || b < 70 {
+		t.Fatalf("after the transfer: agent heard %d, caller heard %d of 100", a, b)
+	}
+	if l := e.callLog(tr.CallLogID); l.Status != models.CallConnected || l.AgentID != member.User.ID {
+		t.Fatalf("call log after the transfer %+v", l)
+	}
+}
+
+// Outgoing calls: refused without the callee's permission (no call left
+// behind), bridged when the callee picks up, hung up by the agent.
+func TestOutgoingCalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	var contact struct {
+		ID string `json:"id"`
+	}
+	e.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15557770001", "profile_name": "Callee"}, e.admin).
+		Expect(t, 201).Into(t, &contact)
+	agent := e.agent("agent")
+	offer, err := agent.Offer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"contact_id": contact.ID, "platform_account": "Main", "sdp_offer": offer}
+	r := e.Do("POST", "/api/calls/outgoing", body, e.admin).Expect(t, 403)
+	if !strings.Contains(r.Message, "permission") {
+		t.Fatalf("no permission: %q", r.Message)
+	}
+	var open int64
+	e.DB.Model(&models.CallLog{}).Where("ended_at IS NULL").Count(&open)
+	if open != 0 {
+		t.Fatalf("%d calls left open after a refused call", open)
+	}
+	e.Do("POST", "/api/calls/outgoing", map[string]any{"contact_id": contact.ID, "platform_account": "Nope", "sdp_offer": offer}, e.admin).
+		Expect(t, 404)
+
+	if err := e.Sim.SetCallPermission(e.PhoneNumberID(), "15557770001", platformsim.PermissionTemporary); err != nil {
+		t.Fatal(err)
+	}
+	var placed struct {
+		CallLogID string `json:"call_log_id"`
+		SDPAnswer string `json:"sdp_answer"`
+	}
+	e.Do("POST", "/api/calls/outgoing", body, e.admin).Expect(t, 200).Into(t, &placed)
+	if err := agent.SetAnswer(placed.SDPAnswer); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := agent.Connected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	agent.StartSending("AGENT")
+	l := e.waitLog(placed.CallLogID, models.CallAccepted)
+	if l.Direction != "outgoing" || !strings.HasPrefix(l.PlatformCallID, "wacid.") {
+		t.Fatalf("outgoing log %+v", l)
+	}
+	callee := e.Sim.CallPeer(l.PlatformCallID)
+	if callee == nil {
+		t.Fatal("the simulator has no peer for the call")
+	}
+	time.Sleep(300 * time.Millisecond)
+	since := time.Now()
+	time.Sleep(2 * time.Second)
+	if a, b := countSince(agent, since, ""), countSince(callee, since, "AGENT"); a < 70 || b < 70 {
+		t.Fatalf("outgoing audio: agent got %d packets, callee heard %d agent packets of 100", a, b)
+	}
+	var out struct {
+		Status string `json:"status"`
+	}
+	e.Do("POST", "/api/calls/outgoing/"+placed.CallLogID+"/hangup", nil, e.admin).Expect(t, 200).Into(t, &out)
+	if out.Status != "ok" {
+		t.Fatalf("hangup answered %q", out.Status)
+	}
+	if l := e.waitLog(placed.CallLogID, models.CallCompleted); l.DisconnectedBy != "agent" {
+		t.Fatalf("ended %+v", l)
+	}
+
+	// A callee who declines.
+	e.Sim.SetCallBehaviour("15557770001", platformsim.CallBehaviour{Answer: false, RingFor: 200 * time.Millisecond})
+	offer, _ = e.agent("again").Offer(context.Background())
+	body["sdp_offer"] = offer
+	e.Do("POST", "/api/calls/outgoing", body, e.admin).Expect(t, 200).Into(t, &placed)
+	e.waitLog(placed.CallLogID, models.CallRejected)
+}
+
+// Recordings: the mixed file lasts the talk time (within 5 %), its URL
+// works without credentials until it expires and not when tampered with.
+func TestRecordingOfATalk(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("ffprobe"); err != nil {
+		t.Skip("ffmpeg is not installed")
+	}
+	e := newEnv(t, 0, 0)
+	sc, tr := e.call()
+	e.connect(e.admin, e.agent("agent"), tr.ID, "AGENT")
+	time.Sleep(6 * time.Second)
+	e.Do("POST", "/api/call-transfers/"+tr.ID+"/hangup", nil, e.admin).Expect(t, 200)
+	apptest.Eventually(t, 30*time.Second, "the recording", func() bool { return e.callLog(tr.CallLogID).RecordingDuration > 0 })
+	var ct models.CallTransfer
+	if err := e.DB.Where("platform_call_id = ?", sc.ID).Take(&ct).Error; err != nil {
+		t.Fatal(err)
+	}
+	talk := ct.EndedAt.Sub(*ct.ConnectedAt).Seconds()
+
+	var rec struct {
+		URL       string    `json:"url"`
+		Duration  int       `json:"duration"`
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	e.Do("GET", "/api/call-logs/"+tr.CallLogID+"/recording", nil, e.admin).Expect(t, 200).Into(t, &rec)
+	if left := time.Until(rec.ExpiresAt); left <= 0 || left > 900*time.Second {
+		t.Fatalf("recording URL expires in %s", left)
+	}
+	res, err := http.Get(rec.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "audio/") || len(audio) < 1000 {
+		t.Fatalf("recording: %d %s %d bytes", res.StatusCode, res.Header.Get("Content-Type"), len(audio))
+	}
+	got := probeSeconds(t, rec.URL)
+	t.Logf("talk %.2f s, recording %.2f s", talk, got)
+	if got < talk*0.95 || got > talk*1.05 {
+		t.Fatalf("recording lasts %.2f s for %.2f s of talk", got, talk)
+	}
+	tampered := strings.Replace(rec.URL, "expires=", "expires=1", 1)
+	if res, err := http.Get(tampered); err != nil || res.StatusCode != 403 {
+		t.Fatalf("tampered URL: %v %v", res.StatusCode, err)
+	}
+}
+
+func probeSeconds(t *testing.T, url string) float64 {
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url).Output()
+	if err != nil {
+		t.Fatalf("ffprobe: %v", err)
+	}
+	d, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		t.Fatalf("ffprobe said %q", out)
+	}
+	return d
+}
+
+// A second organization gets 404 on every call id of the first.
+func TestAnotherTenantGets404OnEveryCallID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	_, tr := e.call()
+	var orgB struct{ ID string }
+	e.Do("POST", "/api/organizations", map[string]string{"name": "Calls B"}, e.admin).Expect(t, 201).Into(t, &orgB)
+	var inB apptest.Session
+	e.Do("POST", "/api/auth/switch-org", map[string]string{"organization_id": orgB.ID}, e.admin).Expect(t, 200).Into(t, &inB)
+	b := e.CreateUser(inB.Auth(), "calls-b@example.test", "Admin").Auth()
+	offer := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/api/call-logs/" + tr.CallLogID, nil},
+		{"GET", "/api/call-logs/" + tr.CallLogID + "/recording", nil},
+		{"POST", "/api/call-logs/" + tr.CallLogID + "/hold", nil},
+		{"POST", "/api/call-logs/" + tr.CallLogID + "/resume", nil},
+		{"GET", "/api/call-transfers/" + tr.ID, nil},
+		{"POST", "/api/call-transfers/" + tr.ID + "/connect", map[string]any{"sdp_offer": offer}},
+		{"POST", "/api/call-transfers/" + tr.ID + "/hangup", nil},
+		{"POST", "/api/calls/outgoing/" + tr.CallLogID + "/hangup", nil},
+	} {
+		if r := e.Do(c.method, c.path, c.body, b); r.Status != 404 {
+			t.Errorf("%s %s from another organization: %d", c.method, c.path, r.Status)
+		}
+	}
+	// The call is untouched.
+	if got := e.waitTransfer(tr.PlatformCallID, models.TransferWaiting); got.AgentID != "" {
+		t.Fatalf("transfer %+v", got)
+	}
+}
+
+// A callbridge that dies: a request for its call fails cleanly, the call
+// is ended at the provider and logged.
+func TestDeadCallbridgeEndsItsCalls(t *testing.T) {
+	t.Parallel()
+	f := apptest.NewFixture(t, nil, nil)
+	f.StartWorker()
+	e := &env{Fixture: f, t: t, admin: f.Admin.Auth()}
+	e.Do("PUT", "/api/org/settings", map[string]any{"calling_enabled": true}, e.admin).Expect(t, 200)
+	p := f.StartCallBridgeProcess(nil)
+	sc, tr := e.call()
+	p.Kill()
+	time.Sleep(6 * time.Second) // past calling.AliveWithin
+	r := e.Do("POST", "/api/call-logs/"+tr.CallLogID+"/hold", nil, e.admin)
+	if r.Status != 409 || !strings.Contains(r.Message, "callbridge") {
+		t.Fatalf("hold on a dead callbridge's call: %d %q", r.Status, r.Message)
+	}
+	if l := e.waitLog(tr.CallLogID, models.CallFailed); l.DisconnectedBy != "system" {
+		t.Fatalf("call log %+v", l)
+	}
+	if got := e.Sim.CallActions(sc.ID); got[len(got)-1] != "terminate" {
+		t.Fatalf("actions %v", got)
+	}
+}
