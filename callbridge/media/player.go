@@ -35,11 +35,11 @@ func (pl *player) run(a *Audio, out *outStream, played func()) {
 	var (
 		p      rtp.Packet
 		i      int
-		srcSeq uint16 // the player's own numbering; the outStream maps it onto
-		srcTS  uint32 // its own (and rewrites p's header in doing so)
-		sent  time.Duration // audio time sent so far
-		start = time.Now()
-		now   = start
+		srcSeq uint16        // the player's own numbering; the outStream maps it onto
+		srcTS  uint32        // its own (and rewrites p's header in doing so)
+		sent   time.Duration // audio time sent so far
+		start  = time.Now()
+		now    = start
 	)
 	p.Version = 2
 	p.PayloadType = uint8(opusCodec.PayloadType)
