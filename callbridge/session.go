@@ -33,13 +33,13 @@ type session struct {
 	ringback  *media.Audio
 	holdMusic *media.Audio
 
-	mu       sync.Mutex
-	ended    bool
-	transfer uuid.UUID   // the open transfer (incoming calls)
-	waitT    *time.Timer // no agent within transfer_timeout_secs
-	maxT     *time.Timer // max_call_duration
-	pickupT  *time.Timer // outgoing: no pickup in time
-	bridged  bool        // outgoing: the callee's answer was applied
+	mu         sync.Mutex
+	ended      bool
+	transferID uuid.UUID   // the open transfer (incoming calls)
+	waitT      *time.Timer // no agent within transfer_timeout_secs
+	maxT       *time.Timer // max_call_duration
+	pickupT    *time.Timer // outgoing: no pickup in time
+	bridged    bool        // outgoing: the callee's answer was applied
 }
 
 // bg is a context for work that must finish even when the request that
@@ -117,7 +117,7 @@ func (s *Server) answerIncoming(ctx context.Context, r *calling.Request) error {
 		return fail(err)
 	}
 	ss.mu.Lock()
-	ss.transfer = t.ID
+	ss.transferID = t.ID
 	ss.waitT = ss.after(timeoutOf(st.Settings.TransferTimeoutSecs), ss.noAgent(t.ID))
 	ss.maxT = ss.after(timeoutOf(st.Settings.MaxCallDuration), ss.tooLong)
 	ss.mu.Unlock()
@@ -225,7 +225,7 @@ func (ss *session) transfer(ctx context.Context, initiator, teamID uuid.UUID, ag
 	ss.call.DropAgent()
 	ss.call.Play(ss.ringback)
 	stop(ss.waitT)
-	ss.transfer = t.ID
+	ss.transferID = t.ID
 	ss.waitT = ss.after(timeoutOf(ss.settings.TransferTimeoutSecs), ss.noAgent(t.ID))
 	return nil
 }
