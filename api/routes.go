@@ -11,6 +11,7 @@ import (
 	"wharf/api/contactsapi"
 	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
+	"wharf/api/filesapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
@@ -51,6 +52,7 @@ type Domains struct {
 	Catalogs  *catalogsapi.Handlers
 	Widgets   *widgetsapi.Handlers
 	Resource  *resourceapi.Handlers
+	Files     *filesapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -77,6 +79,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Catalogs and products", d.Catalogs.Routes()),
 		tagged("Dashboard widgets", d.Widgets.Routes()),
 		tagged("Resource API (Frappe)", d.Resource.Routes()),
+		tagged("Files", d.Files.Routes()),
 	)
 }
 

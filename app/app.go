@@ -28,6 +28,7 @@ import (
 	"wharf/api/contactsapi"
 	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
+	"wharf/api/filesapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
 	"wharf/api/messagesapi"
@@ -106,6 +107,25 @@ type infra struct {
 	Asynq     *asynq.Client
 	Inspector *asynq.Inspector
 	Enq       *jobs.Enqueuer
+}
+
+// newStore builds the file store: S3 when STORAGE_S3_ENDPOINT is set,
+// else STORAGE_DIR. With a master key (ENCRYPTION_KEY) and the public URL,
+// a local store signs URLs for /api/files with a key derived from it.
+func newStore(c config.Storage, master []byte, publicURL string) (storage.Store, error) {
+	sc := storage.Config{Dir: c.StorageDir, S3: storage.S3Config{Endpoint: c.S3Endpoint, Bucket: c.S3Bucket,
+		AccessKey: c.S3AccessKey, SecretKey: c.S3SecretKey, Region: c.S3Region, UseSSL: c.S3UseSSL}}
+	if master != nil {
+		sc.SigningKey, sc.PublicURL = storage.DeriveSigningKey(master), publicURL
+	}
+	store, err := storage.New(sc)
+	if err != nil && sc.UsesS3() {
+		return nil, fmt.Errorf("STORAGE_S3_ENDPOINT: %w", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
+	}
+	return store, nil
 }
 
 func connect(ctx context.Context, c config.Common, log *slog.Logger, cs *closers) (*infra, error) {
@@ -293,9 +313,10 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	if err != nil {
 		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
 	}
-	store, err := storage.NewLocal(c.StorageDir)
+	// The api signs local file URLs, which it serves itself (/api/files).
+	store, err := newStore(c.Storage, c.EncryptionKey, c.PublicURL)
 	if err != nil {
-		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
+		return nil, err
 	}
 	// ffmpeg serves one endpoint: without it the api starts, says so once
 	// here and in /readyz, and answers audio uploads 503.
@@ -358,6 +379,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Catalogs:  catalogsapi.New(d.Catalogs),
 			Widgets:   widgetsapi.New(d.Widgets),
 			Resource:  resourceapi.New(d.Frame),
+			Files:     filesapi.New(store),
 		},
 	})
 	a.Handler = a.Server.Handler()
@@ -417,9 +439,10 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	if err != nil {
 		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
 	}
-	store, err := storage.NewLocal(c.StorageDir)
+	// The worker signs no URLs: the api hands them out and serves them.
+	store, err := newStore(c.Storage, nil, "")
 	if err != nil {
-		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
+		return nil, err
 	}
 	ids := identity.NewService(in.DB, nil, nil, log)
 	m := metrics.New()

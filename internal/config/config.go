@@ -46,6 +46,45 @@ type Secrets struct {
 	EncryptionKeyRaw string `env:"ENCRYPTION_KEY,required,notEmpty"`
 }
 
+// Storage is where files (hold music, recordings) are kept: a local
+// directory, or an S3-compatible bucket when STORAGE_S3_ENDPOINT is set.
+// api and worker read it; so does any process that writes recordings.
+// Local signed URLs are signed with a key derived from ENCRYPTION_KEY
+// (storage.DeriveSigningKey), so there is no signing variable here.
+type Storage struct {
+	StorageDir string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	// S3Endpoint is host[:port], without a scheme; empty keeps files in
+	// STORAGE_DIR.
+	S3Endpoint  string `env:"STORAGE_S3_ENDPOINT"`
+	S3Bucket    string `env:"STORAGE_S3_BUCKET"`
+	S3AccessKey string `env:"STORAGE_S3_ACCESS_KEY"`
+	S3SecretKey string `env:"STORAGE_S3_SECRET_KEY"`
+	// S3Region is never looked up (that would cost a request before the
+	// first upload and before signing any URL).
+	S3Region string `env:"STORAGE_S3_REGION" envDefault:"us-east-1"`
+	S3UseSSL bool   `env:"STORAGE_S3_USE_SSL" envDefault:"true"`
+}
+
+func (s Storage) validate() []error {
+	if s.S3Endpoint == "" {
+		if s.StorageDir == "" {
+			return []error{errors.New("STORAGE_DIR must not be empty")}
+		}
+		return nil
+	}
+	var errs []error
+	if strings.Contains(s.S3Endpoint, "://") || strings.ContainsAny(s.S3Endpoint, "/?#") {
+		errs = append(errs, errors.New("STORAGE_S3_ENDPOINT must be host[:port] without a scheme or path (STORAGE_S3_USE_SSL chooses https)"))
+	}
+	for name, v := range map[string]string{"STORAGE_S3_BUCKET": s.S3Bucket, "STORAGE_S3_ACCESS_KEY": s.S3AccessKey,
+		"STORAGE_S3_SECRET_KEY": s.S3SecretKey, "STORAGE_S3_REGION": s.S3Region} {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s must be set with STORAGE_S3_ENDPOINT", name))
+		}
+	}
+	return errs
+}
+
 // Platform is how api and worker reach the provider and user endpoints.
 type Platform struct {
 	PlatformAPIURL     string `env:"PLATFORM_API_URL" envDefault:"http://127.0.0.1:8090"`
@@ -132,6 +171,7 @@ func (c Campaigns) validate() []error {
 type API struct {
 	Common
 	Secrets
+	Storage
 	Platform
 	Campaigns
 	AI
@@ -157,7 +197,6 @@ type API struct {
 	RateLimitPerMinute     int `env:"RATE_LIMIT_PER_MINUTE" envDefault:"100"`
 	RateLimitBulkPerMinute int `env:"RATE_LIMIT_BULK_PER_MINUTE" envDefault:"10"`
 
-	StorageDir string `env:"STORAGE_DIR" envDefault:"./data/storage"`
 	// PlatformWebhookVerifyToken answers the provider's verification
 	// handshake before any account (with its own verify token) exists.
 	PlatformWebhookVerifyToken string `env:"PLATFORM_WEBHOOK_VERIFY_TOKEN"`
@@ -182,6 +221,7 @@ type API struct {
 type Worker struct {
 	Common
 	Secrets
+	Storage
 	Platform
 	Campaigns
 	AI
@@ -192,8 +232,7 @@ type Worker struct {
 	// pool bounds the lane runs under way at once; a run mostly waits on
 	// PostgreSQL and the provider, and 16 slots kept one worker process at
 	// 1,630 of the 2,000 msg/s those campaigns were due (32: 1,994).
-	CampaignConcurrency int    `env:"CAMPAIGN_CONCURRENCY" envDefault:"32"`
-	StorageDir          string `env:"STORAGE_DIR" envDefault:"./data/storage"`
+	CampaignConcurrency int `env:"CAMPAIGN_CONCURRENCY" envDefault:"32"`
 	// TaskCheckInterval is how long an idle worker waits before it looks
 	// for new tasks again (asynq sleeps half to one and a half of it, and
 	// dequeues nothing meanwhile). 20 ms took the chatbot's reply p50 from
@@ -311,9 +350,7 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	if err := httpURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
 	}
-	if c.StorageDir == "" {
-		errs = append(errs, errors.New("STORAGE_DIR must not be empty"))
-	}
+	errs = append(errs, c.Storage.validate()...)
 	if !strings.Contains(c.BootstrapAdminEmail, "@") {
 		errs = append(errs, errors.New("BOOTSTRAP_ADMIN_EMAIL must be an email address"))
 	}
@@ -348,6 +385,7 @@ func LoadWorkerFrom(environ map[string]string) (Worker, error) {
 	if c.CampaignConcurrency <= 0 {
 		errs = append(errs, errors.New("CAMPAIGN_CONCURRENCY must be positive"))
 	}
+	errs = append(errs, c.Storage.validate()...)
 	errs = append(errs, c.Platform.validate()...)
 	errs = append(errs, c.Campaigns.validate()...)
 	errs = append(errs, c.AI.validate()...)

@@ -122,3 +122,41 @@ func TestWorkerAndSchedulerNeedLess(t *testing.T) {
 		t.Fatalf("scheduler: %v", err)
 	}
 }
+
+// Files stay in STORAGE_DIR unless an S3 endpoint is set; then its bucket
+// and keys are required, for the api and the worker alike.
+func TestStorage(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil || c.S3Endpoint != "" || c.S3Region != "us-east-1" || !c.S3UseSSL {
+		t.Fatalf("defaults %+v, %v", c.Storage, err)
+	}
+	s3 := map[string]string{"STORAGE_S3_ENDPOINT": "minio:9000", "STORAGE_S3_BUCKET": "wharf",
+		"STORAGE_S3_ACCESS_KEY": "ak", "STORAGE_S3_SECRET_KEY": "sk", "STORAGE_S3_USE_SSL": "false", "STORAGE_S3_REGION": "eu-west-1"}
+	env := base()
+	for k, v := range s3 {
+		env[k] = v
+	}
+	c, err = config.LoadAPIFrom(env)
+	if err != nil || c.S3Endpoint != "minio:9000" || c.S3Bucket != "wharf" || c.S3AccessKey != "ak" || c.S3SecretKey != "sk" ||
+		c.S3Region != "eu-west-1" || c.S3UseSSL {
+		t.Fatalf("S3 %+v, %v", c.Storage, err)
+	}
+	for _, drop := range []string{"STORAGE_S3_BUCKET", "STORAGE_S3_ACCESS_KEY", "STORAGE_S3_SECRET_KEY"} {
+		env := base()
+		for k, v := range s3 {
+			if k != drop {
+				env[k] = v
+			}
+		}
+		if _, err := config.LoadAPIFrom(env); err == nil || !strings.Contains(err.Error(), drop) {
+			t.Errorf("api without %s: %v", drop, err)
+		}
+		if _, err := config.LoadWorkerFrom(env); err == nil || !strings.Contains(err.Error(), drop) {
+			t.Errorf("worker without %s: %v", drop, err)
+		}
+	}
+	env["STORAGE_S3_ENDPOINT"] = "https://s3.amazonaws.com"
+	if _, err := config.LoadAPIFrom(env); err == nil || !strings.Contains(err.Error(), "STORAGE_S3_ENDPOINT") {
+		t.Errorf("endpoint with a scheme: %v", err)
+	}
+}

@@ -102,7 +102,7 @@ func set[T any](dst *T, v *T) {
 type Service struct {
 	db        *gorm.DB
 	box       *secrets.Box
-	store     *storage.Local
+	store     storage.Store
 	transcode *audio.Transcoder
 	// maskers caches Masker answers (nil: every call reads the
 	// organization); see WithMaskerCache.
@@ -124,7 +124,7 @@ func maskerVersionKey(org uuid.UUID) string { return "wharf:orgsettings:v:" + or
 
 // NewService wires the settings domain. transcoder may be nil in processes
 // that take no uploads.
-func NewService(db *gorm.DB, box *secrets.Box, store *storage.Local, transcoder *audio.Transcoder, opts ...Option) *Service {
+func NewService(db *gorm.DB, box *secrets.Box, store storage.Store, transcoder *audio.Transcoder, opts ...Option) *Service {
 	s := &Service{db: db, box: box, store: store, transcode: transcoder}
 	for _, o := range opts {
 		o(s)
