@@ -19,7 +19,6 @@ import (
 	"wharf/internal/orgsettings"
 	"wharf/internal/safehttp"
 	"wharf/internal/secrets"
-	"wharf/internal/storage"
 	"wharf/internal/webhooks"
 	"wharf/platform"
 )
@@ -59,9 +58,9 @@ func NewCallBridge(ctx context.Context, c config.CallBridge, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
 	}
-	store, err := storage.NewLocal(c.StorageDir)
+	store, err := newStore(c.Storage, nil, "")
 	if err != nil {
-		return nil, fmt.Errorf("STORAGE_DIR: %w", err)
+		return nil, err
 	}
 	engine, err := media.NewEngine(media.Config{PublicIP: c.PublicIP, PortMin: c.UDPPortMin, PortMax: c.UDPPortMax,
 		GatherTimeout: c.GatherTimeout})

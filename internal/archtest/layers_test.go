@@ -21,7 +21,7 @@ const module = "wharf/"
 const (
 	layerCmd         = "cmd"             // cmd/*: the mains
 	layerApp         = "app"             // app: builds each binary
-	layerProcess     = "process"         // api, worker, scheduler: never one another
+	layerProcess     = "process"         // api, worker, scheduler, callbridge: never one another
 	layerHandlers    = "api/<domain>api" // one handler package per domain: never one another
 	layerWeb         = "api/web"
 	layerDomain      = "internal/<domain>" // ordered among themselves by domainRank
@@ -44,7 +44,7 @@ var domainRank = map[string]int{
 	"orgsettings": 0, "webhooks": 0, "docframe": 0,
 	"identity": 1, "accounts": 1, "contacts": 1, "teams": 1, "wharfnotify": 1,
 	"inbound": 2, "canned": 2, "customactions": 2, "transfers": 2, "dataops": 2, "pflows": 2, "catalogs": 2, "widgets": 2,
-	"templates": 3,
+	"templates": 3, "calling": 3,
 	"messaging": 4, "campaigns": 4,
 	"chatbot": 5, "wharfapp": 5, "wharfbulk": 5,
 }
@@ -65,8 +65,10 @@ func layerOf(path string) string {
 		return layerCmd
 	case path == "app":
 		return layerApp
-	case path == "api" || path == "worker" || path == "scheduler":
+	case path == "api" || path == "worker" || path == "scheduler" || path == "callbridge":
 		return layerProcess
+	case path == "callbridge/media": // pion and the relay: nothing of ours
+		return layerShared
 	case path == "api/web":
 		return layerWeb
 	case first == "api" && strings.HasSuffix(rest, "api") && !strings.Contains(rest, "/"):
@@ -82,7 +84,7 @@ func layerOf(path string) string {
 		}
 	case path == "jobs" || path == "models" || path == "platform" || path == "migrations":
 		return layerBase
-	case path == "platformsim":
+	case path == "platformsim" || path == "platformsim/rtcpeer":
 		return layerSimulator
 	case first == "e2e" || path == "bench":
 		return layerTests

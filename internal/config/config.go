@@ -255,6 +255,7 @@ type Scheduler struct {
 type CallBridge struct {
 	Common
 	Secrets
+	Storage
 	Platform
 	// HTTPAddr serves /healthz, /readyz and /metrics.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8082"`
@@ -272,7 +273,6 @@ type CallBridge struct {
 	// RecordingDir holds the legs' files until they are mixed and stored
 	// ("" = the system's temporary directory).
 	RecordingDir string `env:"CALL_RECORDING_DIR"`
-	StorageDir   string `env:"STORAGE_DIR" envDefault:"./data/storage"`
 	FFmpegPath   string `env:"FFMPEG_PATH" envDefault:"ffmpeg"`
 }
 
@@ -289,6 +289,7 @@ func LoadCallBridgeFrom(environ map[string]string) (CallBridge, error) {
 	errs = append(errs, c.Common.validate()...)
 	errs = append(errs, c.Secrets.decode()...)
 	errs = append(errs, c.Platform.validate()...)
+	errs = append(errs, c.Storage.validate()...)
 	if c.UDPPortMin > c.UDPPortMax || (c.UDPPortMin == 0) != (c.UDPPortMax == 0) {
 		errs = append(errs, errors.New("CALLBRIDGE_UDP_PORT_MIN and CALLBRIDGE_UDP_PORT_MAX must be a range (min <= max), or both 0 for any port"))
 	}
