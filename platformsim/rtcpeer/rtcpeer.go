@@ -242,6 +242,9 @@ func (p *Peer) Connected(ctx context.Context) error {
 	}
 }
 
+// Done is closed once the connection has failed or the peer was closed.
+func (p *Peer) Done() <-chan struct{} { return p.ended }
+
 // IsConnected reports whether the peer has connected at some point.
 func (p *Peer) IsConnected() bool {
 	select {
