@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"wharf/platformsim/rtcpeer"
 )
 
 type call struct {
@@ -16,6 +18,11 @@ type call struct {
 	direction string // BUSINESS_INITIATED or USER_INITIATED
 	state     string // connecting, pre_accepted, accepted
 	startedAt time.Time
+	// tag marks the audio the simulated phone sends on this call.
+	tag string
+	// peer is the phone's media; nil for a signalling-only call, and for a
+	// business-initiated call until the phone answers.
+	peer *rtcpeer.Peer
 }
 
 // Call permission statuses.
@@ -91,8 +98,9 @@ func (s *Simulator) handleCalls(w http.ResponseWriter, r *http.Request) {
 		aerr = parseErr
 	}
 	var out any
+	var after func()
 	if aerr == nil {
-		out, aerr = s.callActionLocked(ph, &in, now)
+		out, after, aerr = s.callActionLocked(ph, &in, now)
 	}
 	s.mu.Unlock()
 	if aerr != nil {
@@ -100,12 +108,21 @@ func (s *Simulator) handleCalls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+	// Media work (closing a peer, ringing a phone) runs without the lock,
+	// and after the answer has left: the provider answers a connect before
+	// it reports RINGING.
+	if after != nil {
+		_ = http.NewResponseController(w).Flush()
+		after()
+	}
 }
 
-func (s *Simulator) callActionLocked(ph *phone, in *callRequest, now time.Time) (any, *apiError) {
+// callActionLocked applies a business's call action. after, when not nil,
+// is the media side of the action, to run once the lock is released.
+func (s *Simulator) callActionLocked(ph *phone, in *callRequest, now time.Time) (out any, after func(), aerr *apiError) {
 	ok := map[string]any{"messaging_product": "whatsapp", "success": true}
 	if in.MessagingProduct != "whatsapp" {
-		return nil, errInvalid("messaging_product must be \"whatsapp\"")
+		return nil, nil, errInvalid("messaging_product must be \"whatsapp\"")
 	}
 	needSession := func(sdpType string) *apiError {
 		if in.Session == nil || in.Session.SDPType != sdpType || in.Session.SDP == "" {
@@ -115,49 +132,69 @@ func (s *Simulator) callActionLocked(ph *phone, in *callRequest, now time.Time) 
 	}
 	if in.Action == "connect" {
 		if in.To == "" {
-			return nil, errMissing("to")
+			return nil, nil, errMissing("to")
 		}
 		if !isDigits(in.To) {
-			return nil, errParamValue("to must be digits")
+			return nil, nil, errParamValue("to must be digits")
 		}
 		if aerr := needSession("offer"); aerr != nil {
-			return nil, aerr
+			return nil, nil, aerr
 		}
 		if s.permissionLocked(ph.id, in.To, now).status == PermissionNone {
-			return nil, newError(http.StatusBadRequest, 138006, "No approved call permission from the recipient",
+			return nil, nil, newError(http.StatusBadRequest, 138006, "No approved call permission from the recipient",
 				"the user has not granted this business phone number permission to call")
 		}
 		c := &call{id: newCallID(), phone: ph, user: in.To, direction: "BUSINESS_INITIATED", state: "connecting", startedAt: now}
+		c.tag = CallTag(c.id)
 		s.calls[c.id] = c
-		return map[string]any{"messaging_product": "whatsapp", "calls": []map[string]string{{"id": c.id}}}, nil
+		s.callActions[c.id] = append(s.callActions[c.id], in.Action)
+		b := s.callBehaviourLocked(in.To)
+		offer := in.Session.SDP
+		ring := func() { go s.ringPhone(c, offer, b) }
+		return map[string]any{"messaging_product": "whatsapp", "calls": []map[string]string{{"id": c.id}}}, ring, nil
 	}
 	if in.CallID == "" {
-		return nil, errMissing("call_id")
+		return nil, nil, errMissing("call_id")
 	}
 	c, found := s.calls[in.CallID]
 	if !found || c.phone != ph {
-		return nil, errInvalid("call_id %s is not an ongoing call of this phone number", in.CallID)
+		return nil, nil, errInvalid("call_id %s is not an ongoing call of this phone number", in.CallID)
 	}
 	switch in.Action {
 	case "pre_accept", "accept":
 		if c.direction != "USER_INITIATED" {
-			return nil, errParamValue("%s applies to user-initiated calls", in.Action)
+			return nil, nil, errParamValue("%s applies to user-initiated calls", in.Action)
 		}
 		if aerr := needSession("answer"); aerr != nil {
-			return nil, aerr
+			return nil, nil, aerr
+		}
+		if c.peer != nil {
+			// Setting a remote description only parses and queues work in
+			// pion, so it is done under the lock, where a refusal can still
+			// become the request's error.
+			if err := c.peer.SetAnswer(in.Session.SDP); err != nil {
+				return nil, nil, errParamValue("session.sdp cannot be applied to the caller's offer: %v", err)
+			}
 		}
 		c.state = cond(in.Action == "accept", "accepted", "pre_accepted")
 		if in.Action == "accept" {
 			c.startedAt = now
+			if p := c.peer; p != nil {
+				after = func() { p.StartSending(c.tag) }
+			}
 		}
 	case "reject", "terminate":
 		delete(s.calls, c.id)
+		if p := c.peer; p != nil {
+			after = func() { _ = p.Close() }
+		}
 	case "":
-		return nil, errMissing("action")
+		return nil, nil, errMissing("action")
 	default:
-		return nil, errParamValue("action must be connect, pre_accept, accept, reject or terminate, got %q", in.Action)
+		return nil, nil, errParamValue("action must be connect, pre_accept, accept, reject or terminate, got %q", in.Action)
 	}
-	return ok, nil
+	s.callActions[c.id] = append(s.callActions[c.id], in.Action)
+	return ok, after, nil
 }
 
 // handleCallPermissions serves GET
@@ -206,8 +243,13 @@ const placeholderOffer = "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=a
 
 // IncomingCall posts a user-initiated "connect" calls webhook synchronously
 // and registers the call so that pre_accept/accept/reject/terminate work on
-// it. It returns the call id and the receiver's HTTP status.
+// it. It returns the call id and the receiver's HTTP status. The call has
+// no media; PlaceCall is the same with a real caller.
 func (s *Simulator) IncomingCall(ctx context.Context, in IncomingCall) (string, int, error) {
+	return s.incomingCall(ctx, in, nil)
+}
+
+func (s *Simulator) incomingCall(ctx context.Context, in IncomingCall, peer *rtcpeer.Peer) (string, int, error) {
 	if !isDigits(in.From) {
 		return "", 0, fmt.Errorf("platformsim: from must be digits, got %q", in.From)
 	}
@@ -218,8 +260,17 @@ func (s *Simulator) IncomingCall(ctx context.Context, in IncomingCall) (string, 
 		s.mu.Unlock()
 		return "", 0, fmt.Errorf("platformsim: %w: phone number %s", ErrNotFound, in.PhoneNumberID)
 	}
-	c := &call{id: newCallID(), phone: ph, user: in.From, direction: "USER_INITIATED", state: "ringing", startedAt: now}
+	if peer != nil && s.ctx.Err() != nil {
+		// Close has run: a peer registered now would never be closed.
+		s.mu.Unlock()
+		return "", 0, fmt.Errorf("platformsim: simulator closed")
+	}
+	c := &call{id: newCallID(), phone: ph, user: in.From, direction: "USER_INITIATED", state: "ringing", startedAt: now, peer: peer}
+	c.tag = CallTag(c.id)
 	s.calls[c.id] = c
+	if peer != nil {
+		s.callPeers[c.id] = peer
+	}
 	value := ph.messagesValue()
 	contact := contactJSON{WaID: in.From}
 	contact.Profile.Name = cmpOr(in.ProfileName, "Sim User")
@@ -252,21 +303,15 @@ func (s *Simulator) TerminateCall(ctx context.Context, callID string) (int, erro
 	delete(s.calls, callID)
 	status := cond(c.state == "accepted", "COMPLETED", "FAILED")
 	value := c.phone.messagesValue()
-	ev := map[string]any{
-		"id": c.id, "from": c.user, "to": c.phone.displayDigits, "event": "terminate",
-		"timestamp": strconv.FormatInt(now.Unix(), 10), "direction": c.direction, "status": status,
-	}
-	if c.direction == "BUSINESS_INITIATED" {
-		ev["from"], ev["to"] = c.phone.displayDigits, c.user
-	}
-	if status == "COMPLETED" {
-		ev["start_time"] = strconv.FormatInt(c.startedAt.Unix(), 10)
-		ev["end_time"] = strconv.FormatInt(now.Unix(), 10)
-		ev["duration"] = int(now.Sub(c.startedAt).Seconds())
-	}
+	ev := s.terminateEvent(c, now, status)
 	value.Calls = []map[string]any{ev}
 	wabaID := c.phone.waba.id
+	peer := c.peer
 	s.mu.Unlock()
+	// The phone stops its audio before the provider reports the hang-up.
+	if peer != nil {
+		_ = peer.Close()
+	}
 	body, err := json.Marshal(newEnvelope(wabaID, "calls", value))
 	if err != nil {
 		return 0, err

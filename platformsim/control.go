@@ -28,6 +28,8 @@ func (s *Simulator) controlRoutes() *http.ServeMux {
 	mux.HandleFunc("PUT /_sim/call_permissions", s.handleSetCallPermission)
 	mux.HandleFunc("POST /_sim/calls", s.handleIncomingCall)
 	mux.HandleFunc("POST /_sim/calls/{id}/terminate", s.handleTerminateCall)
+	mux.HandleFunc("GET /_sim/calls/{id}", s.handleGetCall)
+	mux.HandleFunc("PUT /_sim/call_behaviours", s.handleSetCallBehaviour)
 	mux.HandleFunc("PUT /_sim/phone_numbers/{id}/send_error", s.handleSetSendError)
 	mux.HandleFunc("POST /_sim/tokens/revoke", s.handleRevokeToken)
 	mux.HandleFunc("POST /_sim/faults", s.handleInjectFault)
@@ -243,6 +245,7 @@ type postResult struct {
 	MessageID  string `json:"message_id,omitempty"`
 	MediaID    string `json:"media_id,omitempty"`
 	CallID     string `json:"call_id,omitempty"`
+	Tag        string `json:"tag,omitempty"` // of a call with media
 	StatusCode int    `json:"status_code"`
 	Queued     bool   `json:"queued,omitempty"`
 	Error      string `json:"error,omitempty"`
@@ -332,17 +335,34 @@ func (s *Simulator) handleSetCallPermission(w http.ResponseWriter, r *http.Reque
 }
 
 func (s *Simulator) handleIncomingCall(w http.ResponseWriter, r *http.Request) {
-	var in IncomingCall
+	var in struct {
+		IncomingCall
+		// Media places the call from a real phone peer (PlaceCall).
+		Media bool `json:"media"`
+	}
 	if !decodeControl(w, r, &in) {
 		return
 	}
-	id, code, err := s.IncomingCall(r.Context(), in)
+	var (
+		id, tag string
+		code    int
+		err     error
+	)
+	if in.Media {
+		var c *SimCall
+		c, code, err = s.PlaceCall(r.Context(), in.IncomingCall)
+		if c != nil {
+			id, tag = c.ID, c.Tag
+		}
+	} else {
+		id, code, err = s.IncomingCall(r.Context(), in.IncomingCall)
+	}
 	if id == "" {
 		controlError(w, statusFor(err), err.Error())
 		return
 	}
 	res := result(code, err)
-	res.CallID = id
+	res.CallID, res.Tag = id, tag
 	writeJSON(w, http.StatusOK, res)
 }
 

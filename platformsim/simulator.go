@@ -31,6 +31,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"wharf/platformsim/rtcpeer"
 )
 
 // Defaults applied by New and UpdateConfig to zero values.
@@ -140,6 +142,11 @@ type Simulator struct {
 	incoming  map[string]string // incoming message id → phone number id (for mark-as-read)
 	calls     map[string]*call
 	callPerms map[string]callPermission // by permKey
+	// Calls with media (callmedia.go). Actions and peers outlive the call
+	// so that tests can inspect a call after it ended.
+	callActions    map[string][]string
+	callPeers      map[string]*rtcpeer.Peer
+	callBehaviours map[string]CallBehaviour // by user wa_id
 
 	// gen changes on Reset so that statuses scheduled before it are dropped.
 	gen atomic.Uint64
@@ -194,6 +201,10 @@ func New(cfg Config) *Simulator {
 		queue:     newWebhookQueue(),
 		ctx:       ctx,
 		cancel:    cancel,
+
+		callActions:    make(map[string][]string),
+		callPeers:      make(map[string]*rtcpeer.Peer),
+		callBehaviours: make(map[string]CallBehaviour),
 	}
 	s.provider = s.providerRoutes()
 	s.control = s.controlRoutes()
@@ -213,13 +224,14 @@ func New(cfg Config) *Simulator {
 }
 
 // Close stops the scheduler and the webhook senders, abandoning pending
-// statuses and queued webhooks. The handler keeps answering afterwards but
-// posts nothing. Close is idempotent.
+// statuses and queued webhooks, and closes every call's media peer. The
+// handler keeps answering afterwards but posts nothing. Close is idempotent.
 func (s *Simulator) Close() {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		s.queue.close()
 		s.wg.Wait()
+		s.closeCallPeers()
 		s.client.CloseIdleConnections()
 	})
 }

@@ -233,13 +233,40 @@ func (s *Simulator) enqueue(body []byte) {
 // deliver makes one attempt and schedules the next one on failure: 1 s,
 // 2 s, then 4 s later, four attempts in all.
 func (s *Simulator) deliver(d *delivery) {
+	if backoff, retry := s.attempt(d); retry {
+		s.sched.push(event{at: time.Now().Add(backoff), kind: evRetry, d: d})
+	}
+}
+
+// deliverInOrder posts body with the same retries as deliver but in the
+// calling goroutine, so that webhooks that must arrive in order (a call's
+// RINGING, connect, ACCEPTED) are not reordered by the sender pool.
+func (s *Simulator) deliverInOrder(body []byte) {
+	d := &delivery{body: body, gen: s.gen.Load()}
+	for {
+		backoff, retry := s.attempt(d)
+		if !retry {
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// attempt makes one delivery attempt and says whether to retry, and when.
+func (s *Simulator) attempt(d *delivery) (backoff time.Duration, retry bool) {
 	if d.gen != s.gen.Load() {
-		return
+		return 0, false
 	}
 	url := s.config().WebhookURL
 	if url == "" {
 		s.log.Debug("platformsim: no webhook URL, webhook dropped")
-		return
+		return 0, false
 	}
 	if d.record == nil {
 		d.record = s.recordWebhook(d)
@@ -248,18 +275,18 @@ func (s *Simulator) deliver(d *delivery) {
 	d.attempts++
 	s.updateWebhook(d.record, d.attempts, code, err)
 	if err == nil && code/100 == 2 {
-		return
+		return 0, false
 	}
 	if s.ctx.Err() != nil {
-		return
+		return 0, false
 	}
 	if d.attempts >= maxWebhookAttempts {
 		s.log.Warn("platformsim: webhook given up", "webhook_id", d.record.id, "attempts", d.attempts, "status", code, "err", err)
-		return
+		return 0, false
 	}
-	backoff := time.Second << (d.attempts - 1)
+	backoff = time.Second << (d.attempts - 1)
 	s.log.Debug("platformsim: webhook failed, will retry", "webhook_id", d.record.id, "status", code, "err", err, "in", backoff)
-	s.sched.push(event{at: time.Now().Add(backoff), kind: evRetry, d: d})
+	return backoff, true
 }
 
 // errNoWebhookURL is returned by the synchronous posts when no webhook URL
