@@ -29,7 +29,9 @@ func TestSendCallPermissionRequest(t *testing.T) {
 	org := f.Org()
 	acc := f.AccountAt(p, org.ID)
 	c := f.Contact(org.ID, nil)
-	sends := func() []platformsim.Message { return p.Sim.Messages(platformsim.MessageFilter{To: phone.Digits(c.PhoneNumber)}) }
+	sends := func() []platformsim.Message {
+		return p.Sim.Messages(platformsim.MessageFilter{To: phone.Digits(c.PhoneNumber)})
+	}
 
 	_, err := svc.SendCallPermissionRequest(ctx, org.ID, c.ID, acc.ID, "May we call you?")
 	testfactory.WantError(t, err, apperr.Invalid, "outside the customer-service window")
