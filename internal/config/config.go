@@ -167,6 +167,49 @@ func (c Campaigns) validate() []error {
 	return errs
 }
 
+// Calling holds the ICE servers handed to browsers (GET
+// /api/calls/ice-servers) and used by the call bridge; api and callbridge
+// read it.
+type Calling struct {
+	// STUNURLs are public STUN servers (stun: or stuns: URLs).
+	STUNURLs []string `env:"STUN_URLS" envSeparator:"," envDefault:"stun:stun.l.google.com:19302"`
+	// TURNURLs are the relays (turn: or turns: URLs) whose REST-API
+	// credentials are derived from TURNSecret (coturn's
+	// static-auth-secret); both or neither.
+	TURNURLs   []string `env:"TURN_URLS" envSeparator:","`
+	TURNSecret string   `env:"TURN_SECRET"`
+	// TURNTTL is how long one set of TURN credentials stays valid.
+	TURNTTL time.Duration `env:"TURN_TTL" envDefault:"24h"`
+}
+
+// MaxTURNTTL bounds TURN_TTL: credentials handed to a browser must not
+// outlive a week.
+const MaxTURNTTL = 7 * 24 * time.Hour
+
+func (c Calling) validate() []error {
+	var errs []error
+	if len(c.STUNURLs) == 0 {
+		errs = append(errs, errors.New("STUN_URLS must list at least one stun: URL"))
+	}
+	for _, u := range c.STUNURLs {
+		if !strings.HasPrefix(u, "stun:") && !strings.HasPrefix(u, "stuns:") {
+			errs = append(errs, fmt.Errorf("STUN_URLS: %q must start with stun: or stuns:", u))
+		}
+	}
+	for _, u := range c.TURNURLs {
+		if !strings.HasPrefix(u, "turn:") && !strings.HasPrefix(u, "turns:") {
+			errs = append(errs, fmt.Errorf("TURN_URLS: %q must start with turn: or turns:", u))
+		}
+	}
+	if (len(c.TURNURLs) == 0) != (c.TURNSecret == "") {
+		errs = append(errs, errors.New("TURN_URLS and TURN_SECRET must be set together"))
+	}
+	if c.TURNTTL <= 0 || c.TURNTTL > MaxTURNTTL {
+		errs = append(errs, errors.New("TURN_TTL must be positive and at most 168h (7 days)"))
+	}
+	return errs
+}
+
 // API configures bin/api.
 type API struct {
 	Common
@@ -175,6 +218,7 @@ type API struct {
 	Platform
 	Campaigns
 	AI
+	Calling
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
 	// MetricsAddr, when set, is where the api serves GET /metrics, a
 	// listener of its own: the metrics are not public on HTTP_ADDR.
@@ -348,6 +392,7 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	errs = append(errs, c.Platform.validate()...)
 	errs = append(errs, c.Campaigns.validate()...)
 	errs = append(errs, c.AI.validate()...)
+	errs = append(errs, c.Calling.validate()...)
 	if err := httpURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
 	}

@@ -53,6 +53,12 @@ func TestMissingOrInvalidValuesNameTheVariable(t *testing.T) {
 		"bad ai url":         {set: map[string]string{"AI_API_URL": "localhost:11434"}, want: "AI_API_URL"},
 		"short ai timeout":   {set: map[string]string{"AI_TIMEOUT": "10ms"}, want: "AI_TIMEOUT"},
 		"bad ai timeout":     {set: map[string]string{"AI_TIMEOUT": "soon"}, want: "AI_TIMEOUT"},
+		"turn ttl > 7 days":  {set: map[string]string{"TURN_TTL": "169h"}, want: "TURN_TTL"},
+		"zero turn ttl":      {set: map[string]string{"TURN_TTL": "0s"}, want: "TURN_TTL"},
+		"turn without key":   {set: map[string]string{"TURN_URLS": "turn:turn.example.com:3478"}, want: "TURN_SECRET"},
+		"key without turn":   {set: map[string]string{"TURN_SECRET": "s3cret"}, want: "TURN_URLS"},
+		"bad turn url":       {set: map[string]string{"TURN_URLS": "https://x", "TURN_SECRET": "s"}, want: "TURN_URLS"},
+		"bad stun url":       {set: map[string]string{"STUN_URLS": "stun.example.com:3478"}, want: "STUN_URLS"},
 	}
 	for name, c := range cases {
 		env := base()
@@ -158,5 +164,29 @@ func TestStorage(t *testing.T) {
 	env["STORAGE_S3_ENDPOINT"] = "https://s3.amazonaws.com"
 	if _, err := config.LoadAPIFrom(env); err == nil || !strings.Contains(err.Error(), "STORAGE_S3_ENDPOINT") {
 		t.Errorf("endpoint with a scheme: %v", err)
+	}
+}
+
+// Calling has a STUN server by default and TURN only when both its URLs and
+// its secret are set; lists are comma-separated.
+func TestCallingICEConfig(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.STUNURLs) != 1 || c.STUNURLs[0] != "stun:stun.l.google.com:19302" || len(c.TURNURLs) != 0 || c.TURNTTL != 24*time.Hour {
+		t.Fatalf("calling defaults %+v", c.Calling)
+	}
+	env := base()
+	env["STUN_URLS"] = "stun:a.example:3478,stuns:b.example:5349"
+	env["TURN_URLS"] = "turn:t.example:3478?transport=udp,turns:t.example:5349"
+	env["TURN_SECRET"] = "s3cret"
+	env["TURN_TTL"] = "168h"
+	c, err = config.LoadAPIFrom(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.STUNURLs) != 2 || len(c.TURNURLs) != 2 || c.TURNSecret != "s3cret" || c.TURNTTL != config.MaxTURNTTL {
+		t.Fatalf("calling %+v", c.Calling)
 	}
 }

@@ -54,15 +54,27 @@ func (s *Service) windowContact(ctx context.Context, orgID, contactID uuid.UUID)
 	return c, nil
 }
 
-// sendTo sends ob to a contact found by windowContact.
+// sendTo sends ob to a contact found by windowContact, from the contact's
+// account (or the organization's default one).
 func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob outbound) (*Sent, error) {
 	a, err := s.accounts.Sender(ctx, orgID, "", c.AccountID)
 	if err != nil {
 		return nil, err
 	}
+	return s.sendFrom(ctx, orgID, actor, c, a, ob)
+}
+
+// sendFrom sends ob to a contact found by windowContact from account a.
+// An actor without a user (a send the system makes on a domain's behalf)
+// leaves sent_by empty.
+func (s *Service) sendFrom(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, a *accounts.Account, ob outbound) (*Sent, error) {
 	now := s.now()
+	var sentBy *uuid.UUID
+	if actor.UserID != uuid.Nil {
+		sentBy = &actor.UserID
+	}
 	m := models.Message{ID: uuid.New(), OrganizationID: orgID, ContactID: c.ID, AccountID: &a.ID, Direction: models.DirectionOutgoing,
-		Type: ob.typ, Status: models.StatusPending, SentBy: &actor.UserID, APIKeyID: actor.APIKeyID, SendStartedAt: &now,
+		Type: ob.typ, Status: models.StatusPending, SentBy: sentBy, APIKeyID: actor.APIKeyID, SendStartedAt: &now,
 		OccurredAt: now}
 	m.Content.V = ob.content
 	if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"wharf/internal/apperr"
 	"wharf/internal/audio"
+	"wharf/internal/storage"
 )
 
 // Audio kinds an organization can upload.
@@ -112,4 +113,20 @@ func (s *Service) UploadAudio(ctx context.Context, orgID uuid.UUID, kind string,
 		_ = s.store.Delete(ctx, audioKey(orgID, *old)) // replaced; best effort
 	}
 	return &AudioFile{Filename: name, Type: kind, MIMEType: AudioMIME, Size: size}, nil
+}
+
+// OpenAudio opens one of the organization's uploaded audio files by the
+// name its setting stores (hold_music_file, ringback_file), for the call
+// bridge to play. A name that is not a stored upload's shape, or that is
+// not under this organization's files, is not found: names never reach
+// another organization's files or leave the audio directory.
+func (s *Service) OpenAudio(ctx context.Context, orgID uuid.UUID, name string) (io.ReadCloser, error) {
+	if !audioName.MatchString(name) || s.store == nil {
+		return nil, apperr.NotFoundf("audio file not found")
+	}
+	r, err := s.store.Open(ctx, audioKey(orgID, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, apperr.NotFoundf("audio file not found")
+	}
+	return r, err
 }

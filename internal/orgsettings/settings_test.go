@@ -3,6 +3,7 @@ package orgsettings_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -152,6 +153,36 @@ func TestSettings(t *testing.T) {
 		testfactory.WantError(t, err, apperr.Invalid, "file is empty")
 		_, err = svc.UploadAudio(ctx, other.ID, orgsettings.Ringback, strings.NewReader(strings.Repeat("x", orgsettings.MaxAudioUpload+1)))
 		testfactory.WantError(t, err, apperr.Invalid, "file is larger than 5 MB")
+	})
+
+	t.Run("OpenAudioReadsOnlyTheOrganizationsOwnUploads", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		name := orgsettings.Ringback + "-" + uuid.NewString() + ".ogg"
+		other := bundle.f.Org()
+		if _, err := bundle.store.Put(ctx, fmt.Sprintf("orgs/%s/audio/%s", bundle.org.ID, name), strings.NewReader("ogg data")); err != nil {
+			t.Fatal(err)
+		}
+		r, err := svc.OpenAudio(ctx, bundle.org.ID, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil || string(data) != "ogg data" {
+			t.Fatalf("read %q, %v", data, err)
+		}
+		for org, n := range map[uuid.UUID]string{
+			other.ID:      name,                                                    // another organization's file
+			bundle.org.ID: orgsettings.HoldMusic + "-" + uuid.NewString() + ".ogg", // not stored
+		} {
+			_, err := svc.OpenAudio(ctx, org, n)
+			testfactory.WantError(t, err, apperr.NotFound, "audio file not found")
+		}
+		for _, n := range []string{"", "../" + other.ID.String() + "/audio/" + name, "ringback.ogg", name + "/x", "/etc/passwd"} {
+			_, err := svc.OpenAudio(ctx, bundle.org.ID, n)
+			testfactory.WantError(t, err, apperr.NotFound, "audio file not found")
+		}
 	})
 
 	t.Run("MaskingAndSelfRegistrationFollowTheSettings", func(t *testing.T) {
