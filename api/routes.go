@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"wharf/api/accountsapi"
+	"wharf/api/callingapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
 	"wharf/api/catalogsapi"
@@ -50,6 +51,7 @@ type Domains struct {
 	Actions   *customactionsapi.Handlers
 	Catalogs  *catalogsapi.Handlers
 	Widgets   *widgetsapi.Handlers
+	Calling   *callingapi.Handlers
 	Resource  *resourceapi.Handlers
 }
 
@@ -76,6 +78,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Custom actions", d.Actions.Routes()),
 		tagged("Catalogs and products", d.Catalogs.Routes()),
 		tagged("Dashboard widgets", d.Widgets.Routes()),
+		tagged("Calling", d.Calling.Routes()),
 		tagged("Resource API (Frappe)", d.Resource.Routes()),
 	)
 }
