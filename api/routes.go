@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"wharf/api/accountsapi"
+	"wharf/api/callingapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
 	"wharf/api/catalogsapi"
@@ -51,6 +52,7 @@ type Domains struct {
 	Actions   *customactionsapi.Handlers
 	Catalogs  *catalogsapi.Handlers
 	Widgets   *widgetsapi.Handlers
+	Calling   *callingapi.Handlers
 	Resource  *resourceapi.Handlers
 	Files     *filesapi.Handlers
 }
@@ -78,6 +80,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Custom actions", d.Actions.Routes()),
 		tagged("Catalogs and products", d.Catalogs.Routes()),
 		tagged("Dashboard widgets", d.Widgets.Routes()),
+		tagged("Calling", d.Calling.Routes()),
 		tagged("Resource API (Frappe)", d.Resource.Routes()),
 		tagged("Files", d.Files.Routes()),
 	)

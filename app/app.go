@@ -21,6 +21,7 @@ import (
 
 	"wharf/api"
 	"wharf/api/accountsapi"
+	"wharf/api/callingapi"
 	"wharf/api/campaignsapi"
 	"wharf/api/cannedapi"
 	"wharf/api/catalogsapi"
@@ -43,6 +44,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/ai"
 	"wharf/internal/audio"
+	"wharf/internal/calling"
 	"wharf/internal/campaigns"
 	"wharf/internal/canned"
 	"wharf/internal/catalogs"
@@ -184,14 +186,15 @@ type domains struct {
 	Actions   *customactions.Service
 	Catalogs  *catalogs.Service
 	Widgets   *widgets.Service
+	Calling   *calling.Service
 	Frame     *docframe.Service
 	Wharf     *wharfapp.Service
 	Bulk      *wharfbulk.Service
 	Notify    *wharfnotify.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, box *secrets.Box, ids *identity.Service, settings *orgsettings.Service,
-	m *metrics.Set, log *slog.Logger) (*domains, error) {
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, callc config.Calling, store *storage.Local, box *secrets.Box,
+	ids *identity.Service, settings *orgsettings.Service, m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
 	d := &domains{Identity: ids, Settings: settings}
@@ -226,6 +229,9 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Policy: policy, Log: log})
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
 	d.Widgets = widgets.NewService(in.DB)
+	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings,
+		Messages: d.Messaging, Store: recordings(store), Provider: provider, Log: log,
+		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL}})
 	var err error
 	// The document framework and the messaging integration's packages:
 	// their hooks, methods, built-in DocTypes and event subscribers are
@@ -243,6 +249,16 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
 		Metrics: m, Consumers: inboundConsumers(d)})
 	return d, err
+}
+
+// recordings is the store of call recordings when it can sign URLs that
+// work without credentials; nil otherwise, and GET
+// /api/call-logs/{id}/recording answers 503.
+func recordings(store *storage.Local) calling.Store {
+	if s, ok := any(store).(calling.Store); ok && store != nil {
+		return s
+	}
+	return nil
 }
 
 // inboundConsumers is the one list of the domains that consume the
@@ -339,7 +355,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
 	m := metrics.New()
-	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, c.Calling, store, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
 		orgsettings.WithMaskerCache(in.Redis, principalMaxAge, log)), m, log)
 	if err != nil {
 		return nil, err
@@ -378,6 +394,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Actions:   customactionsapi.New(d.Actions),
 			Catalogs:  catalogsapi.New(d.Catalogs),
 			Widgets:   widgetsapi.New(d.Widgets),
+			Calling:   callingapi.New(d.Calling, d.Settings),
 			Resource:  resourceapi.New(d.Frame),
 			Files:     filesapi.New(store),
 		},
@@ -447,7 +464,9 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	ids := identity.NewService(in.DB, nil, nil, log)
 	m := metrics.New()
 	m.WatchQueues(in.Inspector)
-	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
+	// The worker hands out no ICE servers: the calling configuration is
+	// the api's and the call bridge's.
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, config.Calling{}, store, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
 	if err != nil {
 		return nil, err
 	}
