@@ -193,7 +193,7 @@ type domains struct {
 	Notify    *wharfnotify.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, callc config.Calling, store *storage.Local, box *secrets.Box,
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, callc config.Calling, store storage.Store, box *secrets.Box,
 	ids *identity.Service, settings *orgsettings.Service, m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
@@ -230,7 +230,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
 	d.Widgets = widgets.NewService(in.DB)
 	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings,
-		Messages: d.Messaging, Store: recordings(store), Provider: provider, Log: log,
+		Messages: d.Messaging, Store: store, Provider: provider, Log: log,
 		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL}})
 	var err error
 	// The document framework and the messaging integration's packages:
@@ -251,16 +251,6 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	return d, err
 }
 
-// recordings is the store of call recordings when it can sign URLs that
-// work without credentials; nil otherwise, and GET
-// /api/call-logs/{id}/recording answers 503.
-func recordings(store *storage.Local) calling.Store {
-	if s, ok := any(store).(calling.Store); ok && store != nil {
-		return s
-	}
-	return nil
-}
-
 // inboundConsumers is the one list of the domains that consume the
 // provider's webhooks, in the order they see each event (see
 // inbound.Consumer). Order matters: statuses go to messaging first and
@@ -273,6 +263,7 @@ func inboundConsumers(d *domains) []inbound.Consumer {
 		d.Wharf.TemplateEvents(d.Templates), // template status updates: the core template, then its Platform Template
 		d.Chatbot,                           // incoming messages, after messaging stored them
 		d.Wharf,                             // mirrors statuses and incoming messages into Platform Messages
+		d.Calling,                           // calls: logs them, hands their media to a callbridge
 	}
 }
 
