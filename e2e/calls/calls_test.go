@@ -139,7 +139,9 @@ func TestCallerHangsUp(t *testing.T) {
 	// The provider sends the terminate again: nothing moves.
 	e.postTerminate(sc.ID)
 	time.Sleep(500 * time.Millisecond)
-	if again := e.callLog(tr.CallLogID); again != l {
+	again := e.callLog(tr.CallLogID)
+	again.RecordingDuration, l.RecordingDuration = 0, 0 // the recording lands meanwhile
+	if again != l {
 		t.Fatalf("a duplicate terminate changed the log: %+v -> %+v", l, again)
 	}
 }

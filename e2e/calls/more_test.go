@@ -102,7 +102,7 @@ func TestOutgoingCalls(t *testing.T) {
 		t.Fatalf("%d calls left open after a refused call", open)
 	}
 	e.Do("POST", "/api/calls/outgoing", map[string]any{"contact_id": contact.ID, "platform_account": "Nope", "sdp_offer": offer}, e.admin).
-		Expect(t, 404)
+		Expect(t, 400)
 
 	if err := e.Sim.SetCallPermission(e.PhoneNumberID(), "15557770001", platformsim.PermissionTemporary); err != nil {
 		t.Fatal(err)
@@ -182,6 +182,12 @@ func TestRecordingOfATalk(t *testing.T) {
 	if left := time.Until(rec.ExpiresAt); left <= 0 || left > 900*time.Second {
 		t.Fatalf("recording URL expires in %s", left)
 	}
+	// The URL is under PUBLIC_URL; the test's api listens elsewhere.
+	rel, ok := strings.CutPrefix(rec.URL, e.Cfg.PublicURL)
+	if !ok || !strings.Contains(rel, "expires="+strconv.FormatInt(rec.ExpiresAt.Unix(), 10)) {
+		t.Fatalf("recording URL %s (PUBLIC_URL %s, expires_at %s)", rec.URL, e.Cfg.PublicURL, rec.ExpiresAt)
+	}
+	rec.URL = e.Server.URL + rel
 	res, err := http.Get(rec.URL)
 	if err != nil {
 		t.Fatal(err)
