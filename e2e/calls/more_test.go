@@ -231,6 +231,15 @@ func TestAnotherTenantGets404OnEveryCallID(t *testing.T) {
 	e.Do("POST", "/api/auth/switch-org", map[string]string{"organization_id": orgB.ID}, e.admin).Expect(t, 200).Into(t, &inB)
 	b := e.CreateUser(inB.Auth(), "calls-b@example.test", "Admin").Auth()
 	offer := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"
+	var teamB struct {
+		ID string `json:"id"`
+	}
+	e.Do("POST", "/api/teams", map[string]any{"name": "B team"}, b).Expect(t, 201).Into(t, &teamB)
+	var contact models.CallLog
+	if err := e.DB.Where("id = ?", tr.CallLogID).Take(&contact).Error; err != nil {
+		t.Fatal(err)
+	}
+	contactA := contact.ContactID.String()
 	for _, c := range []struct {
 		method, path string
 		body         any
@@ -243,6 +252,10 @@ func TestAnotherTenantGets404OnEveryCallID(t *testing.T) {
 		{"POST", "/api/call-transfers/" + tr.ID + "/connect", map[string]any{"sdp_offer": offer}},
 		{"POST", "/api/call-transfers/" + tr.ID + "/hangup", nil},
 		{"POST", "/api/calls/outgoing/" + tr.CallLogID + "/hangup", nil},
+		{"POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": teamB.ID}},
+		{"POST", "/api/calls/outgoing", map[string]any{"contact_id": contactA, "platform_account": "Main", "sdp_offer": offer}},
+		{"GET", "/api/calls/permission/" + contactA + "?platform_account=Main", nil},
+		{"POST", "/api/calls/permission-request", map[string]any{"contact_id": contactA, "platform_account": "Main"}},
 	} {
 		if r := e.Do(c.method, c.path, c.body, b); r.Status != 404 {
 			t.Errorf("%s %s from another organization: %d", c.method, c.path, r.Status)

@@ -139,6 +139,8 @@ func forbidden(path, layer, imp string) string {
 		return ""
 	case toLayer == layerTestSupport || toLayer == layerTests:
 		return "only tests import the test support"
+	case layer == layerSimulator && toLayer == layerSimulator:
+		return "" // platformsim's phones are platformsim/rtcpeer peers
 	case layer == layerSimulator:
 		return "the simulator stands in for the provider and imports nothing of ours"
 	case toLayer == layerSimulator:
