@@ -3,6 +3,8 @@ package calls_test
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +45,16 @@ func TestIncomingCallBridgesCallerAndAgent(t *testing.T) {
 	heard(t, sc.Peer, agent, "AGENT")
 	if echo := countSince(sc.Peer, time.Time{}, sc.Tag) + countSince(agent, time.Time{}, "AGENT"); echo != 0 {
 		t.Fatalf("%d packets echoed back to their sender", echo)
+	}
+	// The caller heard ringback, then the agent, as one stream: one SSRC,
+	// sequence numbers one apart, timestamps never going back.
+	got := sc.Peer.Received()
+	for i := 1; i < len(got); i++ {
+		prev, cur := got[i-1], got[i]
+		if cur.SSRC != prev.SSRC || cur.SequenceNumber != prev.SequenceNumber+1 || int32(cur.Timestamp-prev.Timestamp) < 0 {
+			t.Fatalf("the caller's stream breaks at packet %d: ssrc %d->%d seq %d->%d ts %d->%d", i, prev.SSRC, cur.SSRC,
+				prev.SequenceNumber, cur.SequenceNumber, prev.Timestamp, cur.Timestamp)
+		}
 	}
 	e.waitTransfer(sc.ID, models.TransferConnected)
 
@@ -240,5 +252,44 @@ func TestCallingDisabledLeavesTheCallUnanswered(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if got := f.Sim.CallActions(sc.ID); len(got) != 0 {
 		t.Fatalf("a disabled organization answered: %v", got)
+	}
+	// Nor can its agents call out.
+	r := f.Do("POST", "/api/calls/outgoing", map[string]any{"contact_id": l.ContactID.String(), "platform_account": "Main",
+		"sdp_offer": "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n"}, f.Admin.Auth()).Expect(t, 403)
+	if !strings.Contains(r.Message, "calling is disabled") {
+		t.Fatalf("outgoing with calling off: %q", r.Message)
+	}
+}
+
+// Two callbridges share the calls: each answers some, and the control
+// requests of every call reach the instance that carries it.
+func TestTwoCallbridgesShareTheCalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	second := e.StartCallBridge(nil)
+	type placed struct {
+		tr    transferOut
+		agent string
+	}
+	var calls []placed
+	for i := range 4 {
+		sc, tr := e.call()
+		agent := e.agent("agent")
+		tag := "A" + strconv.Itoa(i)
+		e.connect(e.admin, agent, tr.ID, tag)
+		calls = append(calls, placed{tr: tr, agent: tag})
+		apptest.Eventually(t, 5*time.Second, "audio of call "+tag, func() bool {
+			return countSince(sc.Peer, time.Time{}, tag) > 20 && countSince(agent, time.Time{}, sc.Tag) > 20
+		})
+	}
+	// Redis hands a new call to the instance that has waited longest, so
+	// two idle instances take turns.
+	if n := second.ActiveCalls(); n == 0 || n == 4 {
+		t.Fatalf("the second callbridge carries %d of 4 calls", n)
+	}
+	for _, c := range calls {
+		e.Do("POST", "/api/call-logs/"+c.tr.CallLogID+"/hold", nil, e.admin).Expect(t, 200)
+		e.Do("POST", "/api/call-transfers/"+c.tr.ID+"/hangup", nil, e.admin).Expect(t, 200)
+		e.waitLog(c.tr.CallLogID, models.CallCompleted)
 	}
 }
