@@ -36,6 +36,8 @@ CREATE TABLE call_logs (
 -- A redelivered connect webhook finds the call it created.
 CREATE UNIQUE INDEX call_logs_platform_call ON call_logs (organization_id, platform_call_id);
 CREATE INDEX call_logs_list ON call_logs (organization_id, created_at DESC, id);
+-- The callbridges' orphan sweep reads the calls not yet ended, every 10 s.
+CREATE INDEX call_logs_open ON call_logs (updated_at) WHERE ended_at IS NULL;
 
 CREATE TABLE call_transfers (
     id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
