@@ -72,7 +72,8 @@ type Call struct {
 
 	mode    atomic.Int32
 	closing atomic.Bool
-	out     [2]*outStream // out[k]: the track sent to leg k
+	out     [2]*outStream  // out[k]: the track sent to leg k
+	live    [2]atomic.Bool // live[k]: leg k is set up (else nothing is forwarded to it)
 	rec     [2]atomic.Pointer[recorder]
 	stats   [2]legStats // stats[k]: packets received from leg k
 	played  atomic.Uint64
@@ -160,6 +161,7 @@ func (c *Call) answer(ctx context.Context, k legKind, offer string) (string, err
 		return "", err
 	}
 	c.pcs[k] = pc
+	c.live[k].Store(true)
 	return sdp, nil
 }
 
@@ -195,6 +197,7 @@ func (c *Call) OfferPlatform(ctx context.Context) (string, error) {
 		return "", err
 	}
 	c.pcs[legPlatform] = pc
+	c.live[legPlatform].Store(true)
 	return sdp, nil
 }
 
@@ -261,6 +264,7 @@ func (c *Call) drainRTCP(pc *webrtc.PeerConnection) {
 func (c *Call) closeLegLocked(k legKind) {
 	if pc := c.pcs[k]; pc != nil {
 		c.pcs[k] = nil
+		c.live[k].Store(false)
 		if err := pc.Close(); err != nil {
 			slog.Debug("media: closing leg", "leg", k.String(), "err", err)
 		}

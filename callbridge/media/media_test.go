@@ -256,35 +256,38 @@ func TestRingbackThenBridgeContinuity(t *testing.T) {
 
 	got := plat.received()
 	checkContinuous(t, got)
-	// Ringback frames first (in clip order), then agent packets.
+	// Ringback frames (in clip order), then agent packets, ringback again from
+	// the clip's start, agent again. The first frames played may precede the
+	// platform leg's SRTP being ready on the peer, so the first one seen may be
+	// a little into the clip.
 	var ringN, agentN int
+	next := -1 // the ringback frame expected next
+	for k := 0; k < 25 && next < 0; k++ {
+		if bytes.Equal(got[0].payload, ring.Frame(k)) {
+			next = k
+		}
+	}
+	if next < 0 {
+		t.Fatalf("the platform's first packet is not an early ringback frame: %x", got[0].payload[:12])
+	}
 	phase := 0 // 0 ringback, 1 agent, 2 ringback, 3 agent
 	for i, p := range got {
 		tag, _ := parseTag(p.payload)
-		isRing := tag == "" && bytes.Equal(p.payload, ring.Frame(ringN%ring.Frames()))
 		switch {
 		case tag == "AGNT":
 			agentN++
 			if phase%2 == 0 {
 				phase++
 			}
-		case isRing:
+		case phase%2 == 1 && bytes.Equal(p.payload, ring.Frame(0)):
+			phase++ // a new Play starts the clip over
 			ringN++
-			if phase%2 == 1 {
-				phase++
-				ringN = 1 // a new Play starts the clip over
-				if !bytes.Equal(p.payload, ring.Frame(0)) {
-					t.Errorf("packet %d: ringback restarted elsewhere than its first frame", i)
-				}
-			}
+			next = 1
+		case phase%2 == 0 && bytes.Equal(p.payload, ring.Frame(next)):
+			ringN++
+			next = (next + 1) % ring.Frames()
 		default:
-			// a new Play restarts at frame 0
-			if bytes.Equal(p.payload, ring.Frame(0)) && phase%2 == 1 {
-				phase++
-				ringN = 1
-				continue
-			}
-			t.Fatalf("packet %d: unexpected payload %x", i, p.payload[:min(len(p.payload), 12)])
+			t.Fatalf("packet %d (phase %d): unexpected payload %x", i, phase, p.payload[:min(len(p.payload), 12)])
 		}
 	}
 	if phase != 3 || ringN < 10 || agentN < 50 {

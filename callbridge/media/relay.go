@@ -129,16 +129,16 @@ func (c *Call) readLoop(from legKind, tr *webrtc.TrackRemote) {
 		}
 		st.received.Add(1)
 		m := mode(c.mode.Load())
+		if m == modeBridge && c.live[from.other()].Load() {
+			// The write does not change the payload, which the recorder
+			// then uses: forwarding goes first, the file write after.
+			if c.out[from.other()].write(src, &p, now) {
+				st.forwarded.Add(1)
+				c.delay.observe(time.Since(now))
+			}
+		}
 		if m == modeBridge || m == modeHold {
 			c.record(from, p.Payload, now)
-		}
-		if m != modeBridge {
-			continue
-		}
-		out := c.out[from.other()]
-		if out.write(src, &p, now) {
-			st.forwarded.Add(1)
-			c.delay.observe(time.Since(now))
 		}
 	}
 }
