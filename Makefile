@@ -31,6 +31,8 @@ test: ## the whole suite, against real PostgreSQL and Redis, with the race detec
 
 bench: ## the benchmarks behind docs/BENCHMARKS.md (fixed workloads; BENCH_COUNT runs; sizes in bench/*.go)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=$(BENCH_COUNT) -timeout 180m ./bench/
+	@# Bridged calls: peers in a child process, the bridge's CPU and forwarding delay (docs/BENCHMARKS.md).
+	$(GO) test -run '^$$' -bench . -count=$(BENCH_COUNT) -timeout 30m ./callbridge/media/
 
 lint: ## vet and gofmt only
 	$(GO) vet ./...

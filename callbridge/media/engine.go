@@ -43,8 +43,9 @@ import (
 
 // Config configures an Engine.
 type Config struct {
-	// PublicIP is a 1:1 NAT address announced instead of the host candidates'
-	// addresses (SettingEngine.SetNAT1To1IPs); "" announces the local ones.
+	// PublicIP is a 1:1 NAT address announced beside the host candidates'
+	// local addresses (an ICE address rewrite rule in append mode); ""
+	// announces the local ones only.
 	PublicIP string
 	// PortMin, PortMax bound the UDP ports used (0, 0 = any).
 	PortMin, PortMax uint16
@@ -102,7 +103,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 		}
 	}
 	if cfg.PublicIP != "" {
-		s.SetNAT1To1IPs([]string{cfg.PublicIP}, webrtc.ICECandidateTypeHost)
+		// Appended, not replacing: the public address of a 1:1 NAT is
+		// announced beside the local ones, so that peers on the same host
+		// or network (and the tests) still connect directly.
+		if err := s.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{External: []string{cfg.PublicIP},
+			AsCandidateType: webrtc.ICECandidateTypeHost, Mode: webrtc.ICEAddressRewriteAppend}); err != nil {
+			return nil, fmt.Errorf("media: public IP %s: %w", cfg.PublicIP, err)
+		}
 	}
 	api := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(reg), webrtc.WithSettingEngine(s))
 	return &Engine{cfg: cfg, api: api}, nil

@@ -110,6 +110,9 @@ func TestPublicIPAnnounced(t *testing.T) {
 	if !strings.Contains(off, " 203.0.113.9 ") {
 		t.Fatalf("offer does not announce the public IP:\n%s", off)
 	}
+	if !strings.Contains(off, " 127.0.0.1 ") {
+		t.Fatalf("the public IP replaced the local candidates:\n%s", off)
+	}
 }
 
 func TestMalformedOffer(t *testing.T) {
