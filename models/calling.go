@@ -59,9 +59,9 @@ type CallLog struct {
 
 // CallTransfer puts a call in front of an agent (or a team's agents).
 type CallTransfer struct {
-	ID                uuid.UUID  `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
-	OrganizationID    uuid.UUID  `gorm:"type:uuid"`
-	CallLogID         uuid.UUID  `gorm:"type:uuid"`
+	ID                uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	OrganizationID    uuid.UUID `gorm:"type:uuid"`
+	CallLogID         uuid.UUID `gorm:"type:uuid"`
 	PlatformCallID    string
 	CallerPhone       string
 	ContactID         *uuid.UUID `gorm:"type:uuid"`
