@@ -97,7 +97,7 @@ type syncResp struct {
 type productRequest struct {
 	Name        *string         `json:"name"`
 	Description *string         `json:"description"`
-	Price       json.RawMessage `json:"price" description:"A JSON integer in the currency's smallest unit (1999 for 19.99): above 0 on create; on update applied only when above 0. Decimals and strings are refused."`
+	Price       json.RawMessage `json:"price" rawtype:"integer" description:"A JSON integer in the currency's smallest unit (1999 for 19.99): above 0 on create; on update applied only when above 0. Decimals and strings are refused."`
 	Currency    *string         `json:"currency" description:"ISO 4217 code; USD when absent on create."`
 	URL         *string         `json:"url" description:"http or https URL."`
 	ImageURL    *string         `json:"image_url" description:"http or https URL."`

@@ -88,7 +88,9 @@ var rawMessageType = reflect.TypeFor[json.RawMessage]()
 //     is required (which lets the validation notice an answer of another
 //     type than the route declares);
 //   - a json.RawMessage field is kept raw only to tell an absent value from
-//     null; its `format` tag names the string it holds otherwise.
+//     null; its `format` tag names the string it holds otherwise, its
+//     `rawtype` tag the JSON type it holds (a price kept raw to refuse
+//     decimals and strings with a clear message is an integer).
 func describeProperty(p jsonschema.InterceptPropParams) error {
 	if !p.Processed {
 		return nil
@@ -99,6 +101,9 @@ func describeProperty(p jsonschema.InterceptPropParams) error {
 		p.PropertySchema.Type = nil
 	}
 	if p.Field.Type == rawMessageType {
+		if t := p.Field.Tag.Get("rawtype"); t != "" {
+			p.PropertySchema.WithType(jsonschema.SimpleType(t).Type())
+		}
 		if format := p.Field.Tag.Get("format"); format != "" {
 			p.PropertySchema.TypeEns().WithSliceOfSimpleTypeValues(jsonschema.String, jsonschema.Null)
 			p.PropertySchema.Type.SimpleTypes = nil
