@@ -12,15 +12,39 @@ import (
 
 // notifySender sends the notifications' templates as Outgoing Platform
 // Messages (wharfapp), so that they go through the core's send path and
-// show in the framework like any other message. The notification ledger
-// moves a send to "sending" before it calls this, so a retry never sends
-// twice; a button URL parameter and an attachment are not sent yet
-// (wharfapp's SendTemplate has no header or button parameters).
+// show in the framework like any other message: the body parameters, the
+// attachment as the header media and the URL button's parameter. The
+// notification ledger moves a send to "sending" before it calls this, so a
+// retry never sends twice.
 type notifySender struct{ wharf *wharfapp.Service }
 
 func (n notifySender) SendTemplate(ctx context.Context, orgID uuid.UUID, m wharfnotify.TemplateSend) (string, error) {
-	return n.wharf.SendTemplate(ctx, orgID, wharfapp.SendTemplate{Account: m.Account, To: m.To, Template: m.Template,
-		Parameters: m.Parameters, ReferenceDoctype: m.ReferenceDoctype, ReferenceName: m.ReferenceName})
+	in := wharfapp.SendTemplate{Account: m.Account, To: m.To, Template: m.Template, Parameters: m.Parameters,
+		ReferenceDoctype: m.ReferenceDoctype, ReferenceName: m.ReferenceName, ButtonURLParam: m.ButtonURLParam}
+	if m.Attachment != nil {
+		in.HeaderMediaURL, in.HeaderFilename = m.Attachment.URL, m.Attachment.Filename
+	}
+	return n.wharf.SendTemplate(ctx, orgID, in)
+}
+
+// bulkResolver maps a bulk message's Links to core rows: a Platform
+// Account is the core account of its name (wharfapp's mirror; "" keeps the
+// core's default sender), a Platform Template the core template its
+// template_name names on that account.
+type bulkResolver struct {
+	wharf *wharfapp.Service
+	core  wharfbulk.CoreResolver
+}
+
+func (r bulkResolver) AccountFor(ctx context.Context, orgID uuid.UUID, name string) (uuid.UUID, error) {
+	if name == "" {
+		return r.core.AccountFor(ctx, orgID, "")
+	}
+	return r.wharf.AccountFor(ctx, orgID, name)
+}
+
+func (r bulkResolver) TemplateFor(ctx context.Context, orgID, accountID uuid.UUID, name string) (uuid.UUID, error) {
+	return r.wharf.TemplateOn(ctx, orgID, accountID, name)
 }
 
 // builtInDocTypes creates the integration's DocTypes in an organization on
