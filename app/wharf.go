@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/wharfapp"
 	"wharf/internal/wharfbulk"
@@ -68,4 +71,37 @@ func builtInDocTypes(w *wharfapp.Service, n *wharfnotify.Service, b *wharfbulk.S
 		}
 		return w.BuiltIn(ctx, orgID, doctype)
 	}
+}
+
+// UpgradeWharfDocTypes brings the integration's stored DocType definitions
+// up to date in every organization that has them, as Frappe's migrate syncs
+// standard DocTypes: BuiltIn only creates a missing DocType, so a definition
+// stored by an older version (template and platform_account as Data fields
+// on notifications and bulk messages, now Links) is upgraded here. It is
+// idempotent and safe to run in several processes at once (EnsureDocType
+// writes nothing when a definition is current, and locks the row it
+// changes); the api runs it in the background at start. It answers how many
+// organizations it looked at, and every organization's failure.
+func (d *domains) UpgradeWharfDocTypes(ctx context.Context, db *gorm.DB) (int, error) {
+	var orgs []uuid.UUID
+	if err := db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id FROM docframe_doctypes WHERE NOT custom AND name IN ?`,
+		[]string{wharfnotify.NotificationDoctype, wharfbulk.BulkMessage}).Scan(&orgs).Error; err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, org := range orgs {
+		// The integration base first: the Links name its DocTypes. One
+		// organization's failure does not keep the others back.
+		err := d.Wharf.Ensure(ctx, org)
+		if err == nil {
+			err = d.Notify.EnsureDocTypes(ctx, org)
+		}
+		if err == nil {
+			err = d.Bulk.EnsureDocTypes(ctx, org)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("organization %s: %w", org, err))
+		}
+	}
+	return len(orgs), errors.Join(errs...)
 }
