@@ -84,6 +84,14 @@ func definitions() []docframe.DocType {
 // Called at an organization's set-up with the integration's other
 // DocTypes, and by the domain's methods on first use.
 func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
+	// Reading the linked DocTypes' permissions has the framework create them
+	// when the organization has none yet (docframe.Options.BuiltIn, which
+	// the app wires to the integration base).
+	for _, dt := range []string{PlatformAccount, PlatformTemplate} {
+		if err := s.frame.Require(ctx, system, orgID, dt, docframe.PermRead); err != nil {
+			return err
+		}
+	}
 	for _, def := range definitions() {
 		if err := s.frame.EnsureDocType(ctx, orgID, def); err != nil {
 			return err

@@ -78,6 +78,14 @@ var notificationDef = docframe.DocType{Name: NotificationDoctype, Module: "Wharf
 // definition stored when template and platform_account were Data fields is
 // upgraded in place (docframe lets a Data field become a Link).
 func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
+	// Reading the linked DocTypes' permissions has the framework create them
+	// when the organization has none yet (docframe.Options.BuiltIn, which
+	// the app wires to the integration base).
+	for _, dt := range []string{PlatformAccount, PlatformTemplate} {
+		if err := s.fw().Require(ctx, admin, orgID, dt, docframe.PermRead); err != nil {
+			return fmt.Errorf("ensure %s: %w", NotificationDoctype, err)
+		}
+	}
 	for _, def := range []docframe.DocType{fieldDef, notificationDef} {
 		if err := s.fw().EnsureDocType(ctx, orgID, def); err != nil {
 			return fmt.Errorf("ensure %s: %w", def.Name, err)
