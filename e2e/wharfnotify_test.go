@@ -159,3 +159,59 @@ func TestWharfNotificationHeaderAndButton(t *testing.T) {
 		t.Fatalf("simulator got %+v", sims)
 	}
 }
+
+// TestWharfDocTypesUpgrade: a Platform Notification DocType stored by an
+// older version (template and platform_account as Data), with documents,
+// is brought up to date by the api's upgrade: the fields become Links and
+// the stored documents stay.
+func TestWharfDocTypesUpgrade(t *testing.T) {
+	e := apptest.NewWithSim(t, nil, nil)
+	c := frappeClient{t: t, e: e.Env, auth: e.Admin().Auth()}
+	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Visit", "fields": []map[string]any{
+		{"fieldname": "mobile", "fieldtype": "Data"}}}, 201)
+	fieldtypes := func() map[string]any {
+		out := map[string]any{}
+		for _, f := range c.data("GET", "/api/resource/DocType/Platform%20Notification", nil, 200)["fields"].([]any) {
+			m := f.(map[string]any)
+			out[m["fieldname"].(string)] = m["fieldtype"]
+		}
+		return out
+	}
+	c.do("GET", "/api/resource/Platform%20Notification", nil, 200) // its first use creates the DocType
+	if ft := fieldtypes(); ft["template"] != "Link" || ft["platform_account"] != "Link" {
+		t.Fatalf("fieldtypes %v", ft)
+	}
+	// The older definition, as an earlier version stored it.
+	var def string
+	e.DB.Raw(`SELECT definition FROM docframe_doctypes WHERE name = 'Platform Notification'`).Scan(&def)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(def), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m["fields"].([]any) {
+		if fm := f.(map[string]any); fm["fieldname"] == "template" || fm["fieldname"] == "platform_account" {
+			fm["fieldtype"], fm["options"] = "Data", ""
+		}
+	}
+	b, _ := json.Marshal(m)
+	if err := e.DB.Exec(`UPDATE docframe_doctypes SET definition = ?::jsonb WHERE name = 'Platform Notification'`, string(b)).Error; err != nil {
+		t.Fatal(err)
+	}
+	c.data("POST", "/api/resource/Platform%20Notification", map[string]any{"notification_name": "old", "reference_doctype": "Visit",
+		"doctype_event": "After Insert", "template": "legacy_name", "field_name": "mobile"}, 201)
+	if ft := fieldtypes(); ft["template"] != "Data" {
+		t.Fatalf("the older definition was not stored: %v", ft)
+	}
+	n, err := e.API.Services.UpgradeWharfDocTypes(context.Background(), e.DB)
+	if err != nil || n != 1 {
+		t.Fatalf("upgrade: %d organizations, %v", n, err)
+	}
+	if ft := fieldtypes(); ft["template"] != "Link" || ft["platform_account"] != "Link" {
+		t.Fatalf("after the upgrade: %v", ft)
+	}
+	if got := c.data("GET", "/api/resource/Platform%20Notification/old", nil, 200)["template"]; got != "legacy_name" {
+		t.Fatalf("the stored document's template: %v", got)
+	}
+	// Its next save must name a Platform Template.
+	c.refused("PUT", "/api/resource/Platform%20Notification/old", map[string]any{"disabled": 1}, 417, "LinkValidationError", "legacy_name")
+}
