@@ -31,7 +31,7 @@ func flag(on bool) docframe.Flag {
 }
 
 // The integration base's DocTypes a bulk message links to (internal/wharfapp
-// defines them; they must exist before EnsureDocTypes runs).
+// defines them; EnsureDocTypes has the framework create them first).
 const (
 	PlatformAccount  = "Platform Account"
 	PlatformTemplate = "Platform Template"
@@ -77,10 +77,11 @@ func definitions() []docframe.DocType {
 
 // EnsureDocTypes creates (or brings up to date) the domain's DocTypes in
 // the organization; idempotent, it writes nothing when they are current.
-// The integration base's Platform Account and Platform Template DocTypes
-// must exist first (the Links name them). A definition stored before
-// template and platform_account were Links is upgraded in place (docframe
-// lets a Data field become a Link while documents exist).
+// The integration base's Platform Account and Platform Template DocTypes,
+// which the Links name, are created first through the framework's
+// BuiltIn. A definition stored before template and platform_account were
+// Links is upgraded in place (docframe lets a Data field become a Link
+// while documents exist).
 // Called at an organization's set-up with the integration's other
 // DocTypes, and by the domain's methods on first use.
 func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {

@@ -34,7 +34,7 @@ var supportedEvents = []string{docframe.EventAfterInsert, docframe.EventAfterSav
 	docframe.EventAfterCancel, docframe.EventBeforeDelete}
 
 // The integration base's DocTypes a notification links to (internal/wharfapp
-// defines them): they must exist before EnsureDocTypes runs.
+// defines them): EnsureDocTypes has the framework create them first.
 const (
 	PlatformTemplate = "Platform Template"
 	PlatformAccount  = "Platform Account"
@@ -74,7 +74,8 @@ var notificationDef = docframe.DocType{Name: NotificationDoctype, Module: "Wharf
 
 // EnsureDocTypes creates or updates the DocTypes of notifications in the
 // organization (idempotent: the integration calls it at set-up). The
-// Platform Template and Platform Account DocTypes must exist first. A
+// Platform Template and Platform Account DocTypes it links to are created
+// first through the framework's BuiltIn (or must exist without it). A
 // definition stored when template and platform_account were Data fields is
 // upgraded in place (docframe lets a Data field become a Link).
 func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
