@@ -208,13 +208,13 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// The messaging integration's base and its bulk messages come before
 	// the campaigns: a bulk message is a campaign underneath and observes it
 	// (campaigns.NewService binds itself to the bulk messages).
-	// Bulk messages resolve names against the core (CoreResolver: a Platform
-	// Account or Template shares its core row's name) and record each send
-	// as a Platform Message through wharfapp.
+	// Bulk messages resolve their Platform Account and Template Links to
+	// core rows through wharfapp (bulkResolver) and record each send as a
+	// Platform Message through wharfapp.
 	d.Wharf = wharfapp.New(wharfapp.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
 	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
-		Resolver: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}})
+		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
 		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Metrics: m, Log: log, Observer: d.Bulk, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
@@ -353,6 +353,17 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	}
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Services = d
+	// Built-in DocTypes stored by an older version are brought up to date
+	// in the background: the api serves meanwhile (a document saved before
+	// its organization's turn is checked by the older definition).
+	go func() {
+		n, err := d.UpgradeWharfDocTypes(context.WithoutCancel(ctx), in.DB)
+		if err != nil {
+			log.Warn("cannot upgrade the integration's DocTypes; the next start tries again", "error", err)
+			return
+		}
+		log.Debug("the integration's DocTypes are up to date", "organizations", n)
+	}()
 	limiter := ratelimit.New(in.Redis)
 	a.Server = api.New(api.Deps{
 		Config: api.Config{

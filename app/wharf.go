@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/wharfapp"
 	"wharf/internal/wharfbulk"
@@ -12,15 +15,39 @@ import (
 
 // notifySender sends the notifications' templates as Outgoing Platform
 // Messages (wharfapp), so that they go through the core's send path and
-// show in the framework like any other message. The notification ledger
-// moves a send to "sending" before it calls this, so a retry never sends
-// twice; a button URL parameter and an attachment are not sent yet
-// (wharfapp's SendTemplate has no header or button parameters).
+// show in the framework like any other message: the body parameters, the
+// attachment as the header media and the URL button's parameter. The
+// notification ledger moves a send to "sending" before it calls this, so a
+// retry never sends twice.
 type notifySender struct{ wharf *wharfapp.Service }
 
 func (n notifySender) SendTemplate(ctx context.Context, orgID uuid.UUID, m wharfnotify.TemplateSend) (string, error) {
-	return n.wharf.SendTemplate(ctx, orgID, wharfapp.SendTemplate{Account: m.Account, To: m.To, Template: m.Template,
-		Parameters: m.Parameters, ReferenceDoctype: m.ReferenceDoctype, ReferenceName: m.ReferenceName})
+	in := wharfapp.SendTemplate{Account: m.Account, To: m.To, Template: m.Template, Parameters: m.Parameters,
+		ReferenceDoctype: m.ReferenceDoctype, ReferenceName: m.ReferenceName, ButtonURLParam: m.ButtonURLParam}
+	if m.Attachment != nil {
+		in.HeaderMediaURL, in.HeaderFilename = m.Attachment.URL, m.Attachment.Filename
+	}
+	return n.wharf.SendTemplate(ctx, orgID, in)
+}
+
+// bulkResolver maps a bulk message's Links to core rows: a Platform
+// Account is the core account of its name (wharfapp's mirror; "" keeps the
+// core's default sender), a Platform Template the core template its
+// template_name names on that account.
+type bulkResolver struct {
+	wharf *wharfapp.Service
+	core  wharfbulk.CoreResolver
+}
+
+func (r bulkResolver) AccountFor(ctx context.Context, orgID uuid.UUID, name string) (uuid.UUID, error) {
+	if name == "" {
+		return r.core.AccountFor(ctx, orgID, "")
+	}
+	return r.wharf.AccountFor(ctx, orgID, name)
+}
+
+func (r bulkResolver) TemplateFor(ctx context.Context, orgID, accountID uuid.UUID, name string) (uuid.UUID, error) {
+	return r.wharf.TemplateOn(ctx, orgID, accountID, name)
 }
 
 // builtInDocTypes creates the integration's DocTypes in an organization on
@@ -44,4 +71,37 @@ func builtInDocTypes(w *wharfapp.Service, n *wharfnotify.Service, b *wharfbulk.S
 		}
 		return w.BuiltIn(ctx, orgID, doctype)
 	}
+}
+
+// UpgradeWharfDocTypes brings the integration's stored DocType definitions
+// up to date in every organization that has them, as Frappe's migrate syncs
+// standard DocTypes: BuiltIn only creates a missing DocType, so a definition
+// stored by an older version (template and platform_account as Data fields
+// on notifications and bulk messages, now Links) is upgraded here. It is
+// idempotent and safe to run in several processes at once (EnsureDocType
+// writes nothing when a definition is current, and locks the row it
+// changes); the api runs it in the background at start. It answers how many
+// organizations it looked at, and every organization's failure.
+func (d *domains) UpgradeWharfDocTypes(ctx context.Context, db *gorm.DB) (int, error) {
+	var orgs []uuid.UUID
+	if err := db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id FROM docframe_doctypes WHERE NOT custom AND name IN ?`,
+		[]string{wharfnotify.NotificationDoctype, wharfbulk.BulkMessage}).Scan(&orgs).Error; err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, org := range orgs {
+		// The integration base first: the Links name its DocTypes. One
+		// organization's failure does not keep the others back.
+		err := d.Wharf.Ensure(ctx, org)
+		if err == nil {
+			err = d.Notify.EnsureDocTypes(ctx, org)
+		}
+		if err == nil {
+			err = d.Bulk.EnsureDocTypes(ctx, org)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("organization %s: %w", org, err))
+		}
+	}
+	return len(orgs), errors.Join(errs...)
 }

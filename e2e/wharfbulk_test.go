@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/apptest"
+	"wharf/models"
+	"wharf/platform"
 	"wharf/platformsim"
 )
 
@@ -30,11 +32,19 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 	f.DB.Exec(`UPDATE platform_accounts SET messaging_tier_override = 'TIER_UNLIMITED'`)
 	f.StartWorker()
 	f.StartScheduler()
-	f.SeedTemplate(f.orgID, f.accountID, "bulk_hello", "Hello {{1}}, your code is {{2}}", false)
+	seeded := f.SeedTemplate(f.orgID, f.accountID, "bulk_hello", "Hello {{1}}, your code is {{2}}", false)
+	// The integration's DocTypes are created on first use; the bulk
+	// messages' with the base's they link to.
 	if err := f.API.Services.Bulk.EnsureDocTypes(context.Background(), uuid.MustParse(f.orgID)); err != nil {
 		t.Fatal(err)
 	}
 	api := frappeClient{t, f.SimEnv.Env, f.admin.Auth()}
+	// template is a Link to a Platform Template: the core template's mirror.
+	hello := mirrorTemplate(api, seeded, "Hello {{1}}, your code is {{2}}")
+	api.refused("POST", "/api/resource/Platform%20Bulk%20Message", map[string]any{"title": "t", "template": "bulk_hello",
+		"recipients": []map[string]any{{"mobile_number": "+15558000001"}}}, 417, "LinkValidationError", "bulk_hello")
+	api.refused("POST", "/api/resource/Platform%20Bulk%20Message", map[string]any{"title": "t", "template": hello, "platform_account": "Nope",
+		"recipients": []map[string]any{{"mobile_number": "+15558000001"}}}, 417, "LinkValidationError", "Nope")
 	const bulks = "/api/resource/Platform%20Bulk%20Message"
 	sends := func() map[string]int {
 		out := map[string]int{}
@@ -78,11 +88,11 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 		recipients[i] = map[string]any{"mobile_number": fmt.Sprintf("+1555800%04d", i), "recipient_name": fmt.Sprintf("R%d", i)}
 	}
 	// Refusals change nothing.
-	api.refused("POST", bulks, map[string]any{"title": "none", "template": "bulk_hello"}, 417, "ValidationError", "has no recipients")
-	api.refused("POST", bulks, map[string]any{"title": "bad", "template": "bulk_hello",
+	api.refused("POST", bulks, map[string]any{"title": "none", "template": hello}, 417, "ValidationError", "has no recipients")
+	api.refused("POST", bulks, map[string]any{"title": "bad", "template": hello,
 		"recipients": []map[string]any{{"mobile_number": "+15558000001"}, {"mobile_number": "12"}}}, 417, "ValidationError",
 		`recipients row 2: mobile_number "12" is not a valid phone number`)
-	api.refused("POST", bulks, map[string]any{"title": "list", "template": "bulk_hello", "recipient_type": "Recipient List"}, 417,
+	api.refused("POST", bulks, map[string]any{"title": "list", "template": hello, "recipient_type": "Recipient List"}, 417,
 		"ValidationError", "Recipient List is required")
 	if n := countDocs(f.SimEnv.Env, "Platform Bulk Message"); n != 0 {
 		t.Fatalf("%d bulk messages after refusals", n)
@@ -90,13 +100,13 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 
 	// A draft sends nothing; missing variables refuse the submit.
 	year := time.Now().UTC().Format("2006")
-	missing := api.data("POST", bulks, map[string]any{"title": "missing", "template": "bulk_hello",
+	missing := api.data("POST", bulks, map[string]any{"title": "missing", "template": hello,
 		"recipients": recipients[:2], "template_variables": map[string]any{"1": "Ann"}}, 201)
 	if missing["name"] != "BULK-"+year+"-00001" || missing["status"] != "Draft" || fmt.Sprint(missing["recipient_count"]) != "2" {
 		t.Fatalf("draft %v", missing)
 	}
 	api.refused("POST", bulks+"/"+missing["name"].(string)+"/submit", nil, 417, "ValidationError", "has no value for 2")
-	big := api.data("POST", bulks, map[string]any{"title": "Big", "template": "bulk_hello", "recipients": recipients,
+	big := api.data("POST", bulks, map[string]any{"title": "Big", "template": hello, "recipients": recipients,
 		"variable_type": "Common", "template_variables": map[string]any{"1": "Ann", "2": "X-42"}}, 201)
 	name := big["name"].(string)
 	if fmt.Sprint(big["recipient_count"]) != "500" || big["status"] != "Draft" {
@@ -208,7 +218,7 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 	if len(rows) != 2 || first["mobile_number"] != "+15558100001" || first["recipient_name"] != "Zoe" || string(data) != `{"city":"Paris","code":"Z-1"}` {
 		t.Fatalf("list rows %v", rows)
 	}
-	unique := api.data("POST", bulks, map[string]any{"title": "Unique", "template": "bulk_hello", "recipient_type": "Recipient List",
+	unique := api.data("POST", bulks, map[string]any{"title": "Unique", "template": hello, "recipient_type": "Recipient List",
 		"recipient_list": "Paris", "variable_type": "Unique", "template_variables": map[string]any{"1": "city", "2": "code"}}, 201)
 	if fmt.Sprint(unique["recipient_count"]) != "2" {
 		t.Fatalf("unique %v", unique)
@@ -219,9 +229,30 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 		t.Fatalf("unique variables: %v", b)
 	}
 
+	// attach is the header media of a template that has one: every
+	// recipient's send carries the document's link and file name.
+	docTmpl := seedDocumentTemplate(t, f, "bulk_invoice", "Your invoice {{1}}")
+	invoice := mirrorTemplate(api, docTmpl, "Your invoice {{1}}")
+	api.refused("POST", bulks, map[string]any{"title": "rel", "template": invoice, "attach": "/files/inv.pdf",
+		"recipients": []map[string]any{{"mobile_number": "+15558300001"}}}, 417, "ValidationError", "absolute http(s) URL")
+	withDoc := api.data("POST", bulks, map[string]any{"title": "Invoices", "template": invoice,
+		"attach": "https://files.example.test/bulk/terms-2026.pdf", "template_variables": map[string]any{"1": "of March"},
+		"recipients": []map[string]any{{"mobile_number": "+15558300001"}, {"mobile_number": "+15558300002"}}}, 201)
+	api.data("POST", bulks+"/"+withDoc["name"].(string)+"/submit", nil, 200)
+	waitDoc(withDoc["name"].(string), "completed", func(d map[string]any) bool {
+		return d["status"] == "Completed" && fmt.Sprint(d["sent_count"]) == "2"
+	})
+	for _, to := range []string{"15558300001", "15558300002"} {
+		b := bodies(to)
+		if len(b) != 1 || !strings.Contains(b[0], `"document":{"link":"https://files.example.test/bulk/terms-2026.pdf","filename":"terms-2026.pdf"}`) ||
+			!strings.Contains(b[0], `"text":"of March"`) {
+			t.Fatalf("header media to %s: %v", to, b)
+		}
+	}
+
 	// A scheduled bulk message waits for its time.
 	at := time.Now().UTC().Add(4 * time.Second).Truncate(time.Second) // stored to the second
-	later := api.data("POST", bulks, map[string]any{"title": "Later", "template": "bulk_hello",
+	later := api.data("POST", bulks, map[string]any{"title": "Later", "template": hello,
 		"recipients":         []map[string]any{{"mobile_number": "+15558200001", "recipient_data": map[string]any{"1": "Lu", "2": "L-1"}}},
 		"variable_type":      "Unique",
 		"scheduled_time":     at.Format("2006-01-02 15:04:05"),
@@ -237,4 +268,41 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 			t.Fatalf("sent at %v, scheduled for %v", m.SentAt, at)
 		}
 	}
+}
+
+// mirrorTemplate creates the Platform Template document of a core template,
+// as wharf.api.sync_templates does (template_id set: it is not submitted
+// again), and answers its name.
+func mirrorTemplate(api frappeClient, t models.Template, body string) string {
+	api.t.Helper()
+	return api.data("POST", "/api/resource/Platform%20Template", map[string]any{"template_name": t.Name, "language_code": t.Language,
+		"category": t.Category, "template": body, "template_id": t.ProviderTemplateID, "status": t.Status}, 201)["name"].(string)
+}
+
+// seedDocumentTemplate is SeedTemplate for a positional template with a
+// DOCUMENT header: created and approved at the simulator, stored APPROVED.
+func seedDocumentTemplate(t *testing.T, f *fixture, name, body string) models.Template {
+	t.Helper()
+	ctx := context.Background()
+	client := platform.New(f.SimServer.URL, "", nil)
+	creds := platform.Creds{AccessToken: f.WABA.AccessToken, BusinessAccountID: f.WABA.ID}
+	comps := []map[string]any{{"type": "HEADER", "format": "DOCUMENT"}, {"type": "BODY", "text": body}}
+	raw, _ := json.Marshal([]map[string]any{comps[0], {"type": "BODY", "text": body, "example": map[string]any{"body_text": [][]string{{"x"}}}}})
+	created, err := client.CreateTemplate(ctx, creds, platform.TemplateDefinition{Name: name, Language: "en_US", Category: "UTILITY",
+		ParameterFormat: "POSITIONAL", Components: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Sim.SetTemplateStatus(ctx, created.ID, models.TemplateApproved, ""); err != nil {
+		t.Fatal(err)
+	}
+	tm := models.Template{ID: uuid.New(), OrganizationID: uuid.MustParse(f.orgID), AccountID: uuid.MustParse(f.accountID),
+		ProviderTemplateID: created.ID, Name: name, Language: "en_US", Category: "UTILITY", Status: models.TemplateApproved,
+		ParameterFormat: "positional"}
+	tm.Components.V = comps
+	tm.SampleValues.V = []map[string]any{}
+	if err := f.DB.WithContext(ctx).Create(&tm).Error; err != nil {
+		t.Fatal(err)
+	}
+	return tm
 }

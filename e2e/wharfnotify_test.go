@@ -100,3 +100,118 @@ func TestWharfNotifications(t *testing.T) {
 		t.Fatalf("%d digests to Cy after a repeated tick, want 1", n)
 	}
 }
+
+// TestWharfNotificationHeaderAndButton: a notification whose template has
+// a DOCUMENT header and a URL button with {{1}} sends its attachment as
+// the header document (link and file name) and the document's button field
+// as the button's parameter; template and platform_account are Links.
+func TestWharfNotificationHeaderAndButton(t *testing.T) {
+	e := apptest.NewWithSim(t, nil, nil)
+	e.StartWorker()
+	e.Sim.SetWebhookURL(e.Server.URL + "/api/method/wharf.utils.webhook.webhook")
+	c := frappeClient{t: t, e: e.Env, auth: e.Admin().Auth()}
+	wharfAccount(t, e, c, "Main", e.WABA, true)
+	tpl := c.data("POST", "/api/resource/Platform%20Template", map[string]any{"template_name": "invoice_ready",
+		"language_code": "en_US", "category": "UTILITY", "header_type": "DOCUMENT", "header": "https://files.example.test/sample.pdf",
+		"template": "Invoice {{1}} is ready",
+		"buttons": []map[string]any{{"button_type": "Quick Reply", "button_label": "Thanks"},
+			{"button_type": "URL", "button_label": "Track", "url": "https://shop.example.test/track/{{1}}"}}}, 201)["name"].(string)
+	apptest.Eventually(t, 10*time.Second, "template approved", func() bool {
+		return c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(tpl), nil, 200)["status"] == "APPROVED"
+	})
+	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Sales Invoice", "fields": []map[string]any{
+		{"fieldname": "mobile", "fieldtype": "Data"}, {"fieldname": "invoice_no", "fieldtype": "Data"},
+		{"fieldname": "tracking", "fieldtype": "Data"}}}, 201)
+	base := map[string]any{"notification_name": "invoice", "notification_type": "DocType Event", "reference_doctype": "Sales Invoice",
+		"doctype_event": "After Insert", "template": tpl, "platform_account": "Main", "field_name": "mobile",
+		"fields": []map[string]any{{"field_name": "invoice_no"}}, "custom_attachment": 1,
+		"attach": "https://files.example.test/invoices/INV-9.pdf?sig=abc", "button_fields": "tracking"}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for kk, vv := range base {
+			m[kk] = vv
+		}
+		m[k] = v
+		return m
+	}
+	c.refused("POST", "/api/resource/Platform%20Notification", with("template", "invoice_ready"), 417, "LinkValidationError", "invoice_ready")
+	c.refused("POST", "/api/resource/Platform%20Notification", with("platform_account", "Other"), 417, "LinkValidationError", "Other")
+	c.refused("POST", "/api/resource/Platform%20Notification", with("attach", "/files/INV-9.pdf"), 417, "ValidationError", "absolute http(s) URL")
+	c.data("POST", "/api/resource/Platform%20Notification", base, 201)
+
+	c.data("POST", "/api/resource/Sales%20Invoice", map[string]any{"mobile": "+15550004201", "invoice_no": "INV-9", "tracking": "TRK-42"}, 201)
+	var sims []platformsim.Message
+	apptest.Eventually(t, 15*time.Second, "the notification sent", func() bool {
+		sims = e.Sim.Messages(platformsim.MessageFilter{To: "15550004201"})
+		return len(sims) > 0
+	})
+	body := string(sims[0].Body)
+	for _, want := range []string{
+		`"document":{"link":"https://files.example.test/invoices/INV-9.pdf?sig=abc","filename":"INV-9.pdf"}`,
+		`"text":"INV-9"`,
+		`"sub_type":"url","index":"1","parameters":[{"type":"text","text":"TRK-42"}]`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the provider got %s\nwant %s", body, want)
+		}
+	}
+	if len(sims) != 1 || sims[0].Type != "template" {
+		t.Fatalf("simulator got %+v", sims)
+	}
+}
+
+// TestWharfDocTypesUpgrade: a Platform Notification DocType stored by an
+// older version (template and platform_account as Data), with documents,
+// is brought up to date by the api's upgrade: the fields become Links and
+// the stored documents stay.
+func TestWharfDocTypesUpgrade(t *testing.T) {
+	e := apptest.NewWithSim(t, nil, nil)
+	c := frappeClient{t: t, e: e.Env, auth: e.Admin().Auth()}
+	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Visit", "fields": []map[string]any{
+		{"fieldname": "mobile", "fieldtype": "Data"}}}, 201)
+	fieldtypes := func() map[string]any {
+		out := map[string]any{}
+		for _, f := range c.data("GET", "/api/resource/DocType/Platform%20Notification", nil, 200)["fields"].([]any) {
+			m := f.(map[string]any)
+			out[m["fieldname"].(string)] = m["fieldtype"]
+		}
+		return out
+	}
+	c.do("GET", "/api/resource/Platform%20Notification", nil, 200) // its first use creates the DocType
+	if ft := fieldtypes(); ft["template"] != "Link" || ft["platform_account"] != "Link" {
+		t.Fatalf("fieldtypes %v", ft)
+	}
+	// The older definition, as an earlier version stored it.
+	var def string
+	e.DB.Raw(`SELECT definition FROM docframe_doctypes WHERE name = 'Platform Notification'`).Scan(&def)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(def), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m["fields"].([]any) {
+		if fm := f.(map[string]any); fm["fieldname"] == "template" || fm["fieldname"] == "platform_account" {
+			fm["fieldtype"], fm["options"] = "Data", ""
+		}
+	}
+	b, _ := json.Marshal(m)
+	if err := e.DB.Exec(`UPDATE docframe_doctypes SET definition = ?::jsonb WHERE name = 'Platform Notification'`, string(b)).Error; err != nil {
+		t.Fatal(err)
+	}
+	c.data("POST", "/api/resource/Platform%20Notification", map[string]any{"notification_name": "old", "reference_doctype": "Visit",
+		"doctype_event": "After Insert", "template": "legacy_name", "field_name": "mobile"}, 201)
+	if ft := fieldtypes(); ft["template"] != "Data" {
+		t.Fatalf("the older definition was not stored: %v", ft)
+	}
+	n, err := e.API.Services.UpgradeWharfDocTypes(context.Background(), e.DB)
+	if err != nil || n != 1 {
+		t.Fatalf("upgrade: %d organizations, %v", n, err)
+	}
+	if ft := fieldtypes(); ft["template"] != "Link" || ft["platform_account"] != "Link" {
+		t.Fatalf("after the upgrade: %v", ft)
+	}
+	if got := c.data("GET", "/api/resource/Platform%20Notification/old", nil, 200)["template"]; got != "legacy_name" {
+		t.Fatalf("the stored document's template: %v", got)
+	}
+	// Its next save must name a Platform Template.
+	c.refused("PUT", "/api/resource/Platform%20Notification/old", map[string]any{"disabled": 1}, 417, "LinkValidationError", "legacy_name")
+}

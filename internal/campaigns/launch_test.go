@@ -3,6 +3,7 @@ package campaigns_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,4 +161,54 @@ func TestLaunchObserveAndRetryFailed(t *testing.T) {
 	if err != nil || later.Status != models.CampaignScheduled || later.RunGeneration != 0 {
 		t.Fatalf("scheduled launch %+v %v", later, err)
 	}
+}
+
+// A template with a DOCUMENT header takes its link from the recipients'
+// header_media_url (the default mapping) and its file name from their
+// header_media_filename, which is optional.
+func TestLaunchWithADocumentHeader(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	svc, _ := newObservedService(t, f, p, &observer{})
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID, func(a *models.PlatformAccount) { a.MessagingTierOverride = "TIER_UNLIMITED" })
+	tmpl := f.TemplateAt(p, acc, "Your invoice {{1}}", func(t *models.Template) {
+		t.Components.V = append([]map[string]any{{"type": "HEADER", "format": "DOCUMENT"}}, t.Components.V...)
+	})
+	rows := []campaigns.RecipientInput{
+		{"phone_number": "+15550410001", "1": "A-1", "header_media_url": "https://files.test/a.pdf", "header_media_filename": "A-1.pdf"},
+		{"phone_number": "+15550410002", "1": "B-2", "header_media_url": "https://files.test/b.pdf"},
+	}
+	var c *models.Campaign
+	if err := f.DB.Transaction(func(tx *gorm.DB) error {
+		var err error
+		c, err = svc.LaunchTx(ctx, tx, org.ID, campaigns.Launch{Name: "docs", AccountID: acc.ID, TemplateID: tmpl.ID, Recipients: rows})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RunLane(ctx, org.ID, c.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"15550410001": `"document":{"link":"https://files.test/a.pdf","filename":"A-1.pdf"}`,
+		"15550410002": `"document":{"link":"https://files.test/b.pdf"}`,
+	}
+	for _, m := range p.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: p.PhoneNumberID()}) {
+		if w, ok := want[m.To]; ok && strings.Contains(string(m.Body), w) {
+			delete(want, m.To)
+		}
+	}
+	if len(want) != 0 {
+		t.Fatalf("not sent as expected: %v", want)
+	}
+	// A recipient without the link is refused at the launch, naming it.
+	rows[1] = campaigns.RecipientInput{"phone_number": "+15550410003", "1": "C-3"}
+	err := f.DB.Transaction(func(tx *gorm.DB) error {
+		_, err := svc.LaunchTx(ctx, tx, org.ID, campaigns.Launch{Name: "docs", AccountID: acc.ID, TemplateID: tmpl.ID, Recipients: rows})
+		return err
+	})
+	testfactory.WantError(t, err, apperr.Invalid, "has no value for header_media_url")
 }

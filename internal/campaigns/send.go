@@ -152,6 +152,15 @@ func (s *Service) values(c *models.Campaign, t *models.Template, rec *models.Cam
 		}
 		values[key] = v
 	}
+	// A document header's file name is no placeholder (a send is complete
+	// without it): it comes from the recipient's field of that name.
+	if _, media := values[templates.HeaderMediaKey]; media {
+		if x, ok := rec.Data.V[templates.HeaderFilenameKey]; ok && x != nil {
+			if fn := strings.TrimSpace(fmt.Sprint(x)); fn != "" {
+				values[templates.HeaderFilenameKey] = fn
+			}
+		}
+	}
 	return values, missing
 }
 

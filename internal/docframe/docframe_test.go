@@ -684,6 +684,43 @@ func TestEnsureDocTypeConcurrently(t *testing.T) {
 	}
 }
 
+// A built-in DocType's Data field may become a Link while it has
+// documents (an upgrade of the definition): the stored values stay, a value
+// naming no document is refused at the next save. Other type changes stay
+// refused.
+func TestADataFieldMayBecomeALink(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	target := docframe.DocType{Name: "Target", Autoname: "field:code", Fields: []docframe.Field{{Fieldname: "code", Fieldtype: "Data", Reqd: 1}}}
+	def := docframe.DocType{Name: "Pointer", Fields: []docframe.Field{{Fieldname: "to", Fieldtype: "Data"}, {Fieldname: "n", Fieldtype: "Int"}}}
+	for _, d := range []docframe.DocType{target, def} {
+		if err := b.svc.EnsureDocType(ctx, b.org.ID, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.svc.Insert(ctx, b.admin, b.org.ID, "Target", obj(t, `{"code": "T1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	good := mustInsert(t, b, "Pointer", `{"to": "T1"}`)
+	stale := mustInsert(t, b, "Pointer", `{"to": "gone"}`)
+	def.Fields[0] = docframe.Field{Fieldname: "to", Fieldtype: "Link", Options: "Target"}
+	if err := b.svc.EnsureDocType(ctx, b.org.ID, def); err != nil {
+		t.Fatalf("Data to Link with documents: %v", err)
+	}
+	if d, err := b.svc.Get(ctx, b.admin, b.org.ID, "Pointer", stale); err != nil || d["to"] != "gone" {
+		t.Fatalf("the stored value after the upgrade: %v %v", d, err)
+	}
+	if _, err := b.svc.Update(ctx, b.admin, b.org.ID, "Pointer", good, obj(t, `{"n": 2}`)); err != nil {
+		t.Fatalf("a save with a valid link: %v", err)
+	}
+	_, err := b.svc.Update(ctx, b.admin, b.org.ID, "Pointer", stale, obj(t, `{"n": 2}`))
+	wantExc(t, err, apperr.Invalid, "LinkValidationError", "gone")
+	def.Fields[1].Fieldtype = "Data"
+	err = b.svc.EnsureDocType(ctx, b.org.ID, def)
+	testfactory.WantError(t, err, apperr.Invalid, "its type cannot change from Int to Data")
+}
+
 // binder is a hook that needs the framework back.
 type binder struct{ frame *docframe.Service }
 

@@ -542,7 +542,9 @@ func (s *Service) storeDocType(ctx context.Context, tx *gorm.DB, orgID uuid.UUID
 
 // checkDocTypeChange refuses changes that would strand existing documents:
 // a field's type, istable, and is_submittable while documents are
-// submitted or cancelled.
+// submitted or cancelled. A Data field may become a Link: both hold text,
+// and a stored value that names no document is refused at the document's
+// next save, as any broken Link is.
 func checkDocTypeChange(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, old *meta, dt *DocType) error {
 	var counts struct {
 		Docs      int64
@@ -566,7 +568,7 @@ func checkDocTypeChange(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, old *
 	}
 	if counts.Docs > 0 {
 		for _, f := range dt.Fields {
-			if of, ok := old.byName[f.Fieldname]; ok && of.Fieldtype != f.Fieldtype {
+			if of, ok := old.byName[f.Fieldname]; ok && of.Fieldtype != f.Fieldtype && !(of.Fieldtype == TypeData && f.Fieldtype == TypeLink) {
 				return cannotChangef("field %s: its type cannot change from %s to %s while DocType %s has documents",
 					f.Fieldname, of.Fieldtype, f.Fieldtype, old.Name)
 			}

@@ -18,9 +18,12 @@ import (
 //     (parameter_format named);
 //   - a header text placeholder: "header_1" (positional) or its name (named);
 //   - a media header: "header_media_url";
+//   - optionally, a document header's file name as the recipient sees it:
+//     "header_media_filename" (not a slot: a send without it is complete);
 //   - the dynamic suffix of URL button i (0-based): "button_<i>".
 const (
-	HeaderMediaKey = "header_media_url"
+	HeaderMediaKey    = "header_media_url"
+	HeaderFilenameKey = "header_media_filename"
 )
 
 var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_]+)\s*\}\}`)
@@ -132,6 +135,9 @@ func Build(t *models.Template, values map[string]string) (platform.Template, err
 			case "VIDEO":
 				p.Video = m
 			default:
+				// Without a file name the recipient's app shows the
+				// document untitled.
+				m.Filename = strings.TrimSpace(values[HeaderFilenameKey])
 				p.Document = m
 			}
 			add("header", p)

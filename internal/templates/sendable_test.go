@@ -106,6 +106,23 @@ func TestSendable(t *testing.T) {
 		}
 	})
 
+	t.Run("ADocumentHeaderCarriesItsFileName", func(t *testing.T) {
+		t.Parallel()
+		_, bundle := setup(t)
+		tmpl := bundle.f.Template(bundle.account, "Your invoice", func(t *models.Template) {
+			t.Components.V = append([]map[string]any{{"type": "HEADER", "format": "DOCUMENT"}}, t.Components.V...)
+		})
+		built, err := templates.Build(&tmpl, map[string]string{"header_media_url": "https://x.test/f/inv.pdf", "header_media_filename": "INV-7.pdf"})
+		b, _ := json.Marshal(built)
+		if err != nil || !strings.Contains(string(b), `"document":{"link":"https://x.test/f/inv.pdf","filename":"INV-7.pdf"}`) {
+			t.Errorf("built %s, %v", b, err)
+		}
+		// The file name is optional: not a slot, the send is complete without it.
+		if _, err := templates.Build(&tmpl, map[string]string{"header_media_url": "https://x.test/f/inv.pdf"}); err != nil {
+			t.Errorf("without a file name: %v", err)
+		}
+	})
+
 	t.Run("NamedTemplatesTakeTheirParametersByName", func(t *testing.T) {
 		t.Parallel()
 		_, bundle := setup(t)

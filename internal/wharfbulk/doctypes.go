@@ -30,6 +30,13 @@ func flag(on bool) docframe.Flag {
 	return 0
 }
 
+// The integration base's DocTypes a bulk message links to (internal/wharfapp
+// defines them; EnsureDocTypes has the framework create them first).
+const (
+	PlatformAccount  = "Platform Account"
+	PlatformTemplate = "Platform Template"
+)
+
 // definitions are the built-in DocTypes, in creation order (a Table or Link
 // needs its DocType first).
 func definitions() []docframe.DocType {
@@ -47,8 +54,8 @@ func definitions() []docframe.DocType {
 		{Name: BulkMessage, Module: "Wharf", IsSubmittable: flag(true), Autoname: "naming_series:", NamingSeries: "BULK-.YYYY.-.#####",
 			TitleField: "title", Fields: []docframe.Field{
 				{Fieldname: "title", Label: "Title", Fieldtype: docframe.TypeData, Reqd: flag(true), InListView: flag(true)},
-				{Fieldname: "platform_account", Label: "Platform Account", Fieldtype: docframe.TypeData},
-				{Fieldname: "template", Label: "Template", Fieldtype: docframe.TypeData, Reqd: flag(true)},
+				{Fieldname: "platform_account", Label: "Platform Account", Fieldtype: docframe.TypeLink, Options: PlatformAccount},
+				{Fieldname: "template", Label: "Template", Fieldtype: docframe.TypeLink, Options: PlatformTemplate, Reqd: flag(true)},
 				{Fieldname: "recipient_type", Label: "Recipient Type", Fieldtype: docframe.TypeSelect, Options: "Individual\nRecipient List",
 					Default: "Individual"},
 				{Fieldname: "recipients", Label: "Recipients", Fieldtype: docframe.TypeTable, Options: BulkRecipient},
@@ -70,9 +77,22 @@ func definitions() []docframe.DocType {
 
 // EnsureDocTypes creates (or brings up to date) the domain's DocTypes in
 // the organization; idempotent, it writes nothing when they are current.
+// The integration base's Platform Account and Platform Template DocTypes,
+// which the Links name, are created first through the framework's
+// BuiltIn. A definition stored before template and platform_account were
+// Links is upgraded in place (docframe lets a Data field become a Link
+// while documents exist).
 // Called at an organization's set-up with the integration's other
 // DocTypes, and by the domain's methods on first use.
 func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
+	// Reading the linked DocTypes' permissions has the framework create them
+	// when the organization has none yet (docframe.Options.BuiltIn, which
+	// the app wires to the integration base).
+	for _, dt := range []string{PlatformAccount, PlatformTemplate} {
+		if err := s.frame.Require(ctx, system, orgID, dt, docframe.PermRead); err != nil {
+			return err
+		}
+	}
 	for _, def := range definitions() {
 		if err := s.frame.EnsureDocType(ctx, orgID, def); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
 	"wharf/internal/docframe"
+	"wharf/internal/templates"
 )
 
 // listHook checks a recipient list's rows.
@@ -63,6 +64,9 @@ func (h bulkHook) validate(ctx context.Context, d *docframe.Doc) error {
 		return err
 	}
 	if _, err := parseDatetime(d.Get("scheduled_time")); err != nil {
+		return err
+	}
+	if _, _, err := attachment(d.Get("attach")); err != nil {
 		return err
 	}
 	return nil
@@ -125,6 +129,10 @@ func (h bulkHook) submit(ctx context.Context, tx *gorm.DB, d *docframe.Doc) erro
 	if err != nil {
 		return err
 	}
+	link, filename, err := attachment(d.Get("attach"))
+	if err != nil {
+		return err
+	}
 	in := make([]campaigns.RecipientInput, len(recips))
 	for i, r := range recips {
 		row := campaigns.RecipientInput{"phone_number": r.mobile, "name": r.name}
@@ -145,6 +153,15 @@ func (h bulkHook) submit(ctx context.Context, tx *gorm.DB, d *docframe.Doc) erro
 		delete(row, "phone_number")
 		delete(row, "name")
 		row["phone_number"], row["name"] = r.mobile, r.name
+		if link != "" {
+			// The campaign fills a media header from these keys of each
+			// recipient (its default variable mapping); a template without
+			// one ignores them.
+			row[templates.HeaderMediaKey] = link
+			if filename != "" {
+				row[templates.HeaderFilenameKey] = filename
+			}
+		}
 		in[i] = row
 	}
 	title := d.Name + ": " + text(d.Get("title"))

@@ -12,9 +12,9 @@ import (
 // CoreResolver resolves names against the core directly: a Platform
 // Account name is a core account's name ("" is the organization's oldest
 // active account, as accounts.Sender picks), a Platform Template name a
-// core template's name for that account (approved first). It serves until
-// the integration's base maps its own documents (Platform Account and
-// Template) to core rows.
+// core template's name for that account (approved first). The app resolves
+// Platform Template documents through the integration's base instead (a
+// Platform Template is named by a hash) and uses this for the empty account.
 type CoreResolver struct {
 	Accounts  *accounts.Service
 	Templates *templates.Service

@@ -3,6 +3,8 @@ package wharfbulk
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -108,4 +110,23 @@ func parseDatetime(v any) (*time.Time, error) {
 		}
 	}
 	return nil, docframe.Validationf("scheduled_time %q is not a date and time", s)
+}
+
+// attachment reads the attach field: the link of the template's media
+// header, which the provider fetches itself, so it must be an absolute
+// http(s) URL; filename is its last path element (a document header's
+// name as the recipient sees it). "" when unset.
+func attachment(v any) (link, filename string, err error) {
+	link = text(v)
+	if link == "" {
+		return "", "", nil
+	}
+	u, perr := url.Parse(link)
+	if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", docframe.Validationf("attach %q must be an absolute http(s) URL: the provider fetches the file itself", link)
+	}
+	if base := path.Base(u.Path); base != "." && base != "/" {
+		filename = base
+	}
+	return link, filename, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -32,10 +33,13 @@ const (
 var supportedEvents = []string{docframe.EventAfterInsert, docframe.EventAfterSave, docframe.EventAfterSubmit,
 	docframe.EventAfterCancel, docframe.EventBeforeDelete}
 
-// Template and Platform Account are Data, not Link: a Link needs its
-// DocType to exist when this one is defined, and those two belong to the
-// integration's base, which may be set up after this package (the send
-// checks they exist).
+// The integration base's DocTypes a notification links to (internal/wharfapp
+// defines them): EnsureDocTypes has the framework create them first.
+const (
+	PlatformTemplate = "Platform Template"
+	PlatformAccount  = "Platform Account"
+)
+
 var fieldDef = docframe.DocType{Name: FieldDoctype, Module: "Wharf", Istable: 1, Fields: []docframe.Field{
 	{Fieldname: "field_name", Label: "Field Name", Fieldtype: "Data", Reqd: 1, InListView: 1},
 }}
@@ -53,8 +57,8 @@ var notificationDef = docframe.DocType{Name: NotificationDoctype, Module: "Wharf
 		{Fieldname: "days_in_advance", Label: "Days Before or After", Fieldtype: "Int"},
 		{Fieldname: "event_frequency", Label: "Event Frequency", Fieldtype: "Select", Options: "All\nHourly\nDaily\nWeekly\nMonthly\nCron"},
 		{Fieldname: "cron_format", Label: "Cron Format", Fieldtype: "Data"},
-		{Fieldname: "template", Label: "Template", Fieldtype: "Data", Reqd: 1},
-		{Fieldname: "platform_account", Label: "Platform Account", Fieldtype: "Data"},
+		{Fieldname: "template", Label: "Template", Fieldtype: "Link", Options: PlatformTemplate, Reqd: 1},
+		{Fieldname: "platform_account", Label: "Platform Account", Fieldtype: "Link", Options: PlatformAccount},
 		{Fieldname: "field_name", Label: "Field Name (phone)", Fieldtype: "Data"},
 		{Fieldname: "fields", Label: "Fields", Fieldtype: "Table", Options: FieldDoctype},
 		{Fieldname: "condition", Label: "Condition", Fieldtype: "Text"},
@@ -69,8 +73,20 @@ var notificationDef = docframe.DocType{Name: NotificationDoctype, Module: "Wharf
 	}}
 
 // EnsureDocTypes creates or updates the DocTypes of notifications in the
-// organization (idempotent: the integration calls it at set-up).
+// organization (idempotent: the integration calls it at set-up). The
+// Platform Template and Platform Account DocTypes it links to are created
+// first through the framework's BuiltIn (or must exist without it). A
+// definition stored when template and platform_account were Data fields is
+// upgraded in place (docframe lets a Data field become a Link).
 func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
+	// Reading the linked DocTypes' permissions has the framework create them
+	// when the organization has none yet (docframe.Options.BuiltIn, which
+	// the app wires to the integration base).
+	for _, dt := range []string{PlatformAccount, PlatformTemplate} {
+		if err := s.fw().Require(ctx, admin, orgID, dt, docframe.PermRead); err != nil {
+			return fmt.Errorf("ensure %s: %w", NotificationDoctype, err)
+		}
+	}
 	for _, def := range []docframe.DocType{fieldDef, notificationDef} {
 		if err := s.fw().EnsureDocType(ctx, orgID, def); err != nil {
 			return fmt.Errorf("ensure %s: %w", def.Name, err)
@@ -219,6 +235,12 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 	}
 	if on(doc.Get("custom_attachment")) && str(doc.Get("attach")) == "" {
 		return docframe.Validationf("Custom Attachment needs a file in Attach")
+	}
+	if a := str(doc.Get("attach")); a != "" {
+		// The provider fetches the template's header media itself.
+		if u, err := url.Parse(a); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return docframe.Validationf("Attach %q must be an absolute http(s) URL: the provider fetches the file itself", a)
+		}
 	}
 	if _, err := compile(str(doc.Get("condition")), kind == TypeSchedulerEvent); err != nil {
 		return docframe.Validationf("Condition: %v", err)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"wharf/internal/docframe"
 	"wharf/internal/wharfnotify"
 )
 
@@ -254,6 +256,7 @@ func TestNotificationsAreValidated(t *testing.T) {
 		base(`, "doctype_event": "Before Delete", "set_property_after_alert": "notified"`):                                                     "cannot be used on Before Delete",
 		base(`, "doctype_event": "After Insert", "attach_document_print": 1`):                                                                  "Attach Document Print is not supported",
 		base(`, "doctype_event": "After Insert", "custom_attachment": 1`):                                                                      "Custom Attachment needs a file",
+		base(`, "doctype_event": "After Insert", "custom_attachment": 1, "attach": "/files/terms.pdf"`):                                        "must be an absolute http(s) URL",
 		base(`, "notification_type": "Scheduler Event", "event_frequency": "Cron", "cron_format": "61 * * * *"`):                               "Cron Format",
 		base(`, "notification_type": "Scheduler Event"`):                                                                                       "Event Frequency is required",
 		`{"notification_name": "n", "reference_doctype": "Order", "template": "t", "doctype_event": "After Insert"}`:                           "Field Name (the phone field) is required",
@@ -262,6 +265,17 @@ func TestNotificationsAreValidated(t *testing.T) {
 	} {
 		_, err := b.frame.Insert(ctx, b.admin, b.org, wharfnotify.NotificationDoctype, obj(t, body))
 		wantExc(t, err, msg)
+	}
+	// template and platform_account are Links: they must name documents.
+	for body, msg := range map[string]string{
+		`{"notification_name": "n", "reference_doctype": "Order", "template": "nope", "field_name": "mobile", "doctype_event": "After Insert"}`: "nope",
+		base(`, "doctype_event": "After Insert", "platform_account": "Other"`):                                                                  "Other",
+	} {
+		_, err := b.frame.Insert(ctx, b.admin, b.org, wharfnotify.NotificationDoctype, obj(t, body))
+		var e *docframe.Error
+		if !errors.As(err, &e) || e.Exc != docframe.ExcLinkValidation || !strings.Contains(err.Error(), msg) {
+			t.Errorf("error %v: want a LinkValidationError naming %s", err, msg)
+		}
 	}
 	var n int64
 	b.f.DB.Raw(`SELECT count(*) FROM docframe_documents WHERE organization_id = ? AND doctype = ?`, b.org, wharfnotify.NotificationDoctype).Scan(&n)

@@ -87,9 +87,30 @@ func setup(t *testing.T) *bundle {
 	return b
 }
 
+// linkTargets are the Platform Template and Platform Account documents the
+// tests' notifications link to.
+var linkTargets = map[string][]string{
+	wharfnotify.PlatformTemplate: {"order_received", "order_saved", "order_tracked", "t", "reminder", "hourly"},
+	wharfnotify.PlatformAccount:  {"Main"},
+}
+
 func (b *bundle) orgTypes(t *testing.T, org uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
+	// Stand-ins for the integration base's DocTypes (internal/wharfapp,
+	// built apart), which a notification's template and platform_account
+	// link to: they must exist before the notification DocTypes.
+	for doctype, names := range linkTargets {
+		if _, err := b.frame.SaveDocType(ctx, b.admin, org, "", obj(t, `{"name": "`+doctype+`", "autoname": "field:title",
+			"fields": [{"fieldname": "title", "fieldtype": "Data", "reqd": 1}]}`), true); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if _, err := b.frame.Insert(ctx, b.admin, org, doctype, map[string]any{"title": n}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if err := b.svc.EnsureDocTypes(ctx, org); err != nil {
 		t.Fatal(err)
 	}
