@@ -26,3 +26,16 @@ func (WharfTemplateSubmit) TaskType() string { return TypeWharfTemplateSubmit }
 func (WharfTemplateSubmit) Options() []asynq.Option {
 	return []asynq.Option{asynq.Queue(QueueDefault), asynq.MaxRetry(5), asynq.Timeout(time.Minute)}
 }
+
+// TypeWharfSweep re-enqueues the submission of Platform Templates whose
+// task was lost (a crash between the document's commit and the enqueue).
+const TypeWharfSweep = "wharf:sweep"
+
+// WharfSweep is one tick of that sweep.
+type WharfSweep sweep
+
+// TaskType implements Payload.
+func (WharfSweep) TaskType() string { return TypeWharfSweep }
+
+// Options implements optioner.
+func (p WharfSweep) Options() []asynq.Option { return sweepOptions("wharf-sweep", p.Tick) }

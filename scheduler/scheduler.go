@@ -63,6 +63,9 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "unconfirmed sends sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
 			return jobs.MessageSweep{Tick: t.Truncate(time.Minute)}
 		}},
+		{Name: "unsubmitted templates sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
+			return jobs.WharfSweep{Tick: t.Truncate(time.Minute)}
+		}},
 	}
 }
 

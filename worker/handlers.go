@@ -100,6 +100,10 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(jobs.TypeWharfTemplateSubmit, handle(func(ctx context.Context, p jobs.WharfTemplateSubmit) error {
 		return h.Wharf.SubmitTemplate(ctx, p.OrganizationID, p.Name)
 	}))
+	mux.HandleFunc(jobs.TypeWharfSweep, handle(func(ctx context.Context, _ jobs.WharfSweep) error {
+		_, err := h.Wharf.SweepUnsubmitted(ctx)
+		return err
+	}))
 	mux.HandleFunc(jobs.TypeTemplateSync, func(ctx context.Context, t *asynq.Task) error {
 		p, err := jobs.Decode[jobs.TemplateSync](t)
 		if err != nil {
