@@ -117,6 +117,29 @@ func (s *Service) refFields(ctx context.Context, orgID uuid.UUID, doctype string
 	return out, nil
 }
 
+// daysEvent reports the DocType events evaluated once a day against a date
+// field (Days Before, Days After) rather than on a document's change.
+func daysEvent(event string) bool { return event == eventDaysBefore || event == eventDaysAfter }
+
+// intOf reads a whole number as the framework stores it (an Int field's
+// JSON number); an empty value is 0.
+func intOf(v any) (int, bool) {
+	switch n := v.(type) {
+	case nil:
+		return 0, true
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), n == float64(int(n))
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	}
+	return 0, false
+}
+
 func str(v any) string {
 	s, _ := v.(string)
 	return strings.TrimSpace(s)
@@ -186,7 +209,16 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 	case TypeDocTypeEvent:
 		switch {
 		case event == eventDaysBefore || event == eventDaysAfter:
-			return docframe.Validationf("DocType Event %s is not supported: use a Scheduler Event notification with a condition on the date", event)
+			f := str(doc.Get("date_changed"))
+			if f == "" {
+				return docframe.Validationf("Reference Date (date_changed) is required for %s: the Date or Datetime field of %s to compare with today", event, ref)
+			}
+			if t := fields[f]; t != "Date" && t != "Datetime" && f != "creation" && f != "modified" {
+				return docframe.Validationf("Reference Date: %s is not a Date or Datetime field of %s", f, ref)
+			}
+			if n, ok := intOf(doc.Get("days_in_advance")); !ok || n < 0 || n > 3650 {
+				return docframe.Validationf("Days Before or After (days_in_advance) must be a whole number of days from 0 to 3650")
+			}
 		case !slices.Contains(supportedEvents, event):
 			return docframe.Validationf("DocType Event is required for a DocType Event notification (one of %s)", strings.Join(supportedEvents, ", "))
 		}
@@ -242,7 +274,7 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 			return docframe.Validationf("Attach %q must be an absolute http(s) URL: the provider fetches the file itself", a)
 		}
 	}
-	if _, err := compile(str(doc.Get("condition")), kind == TypeSchedulerEvent); err != nil {
+	if _, err := compile(str(doc.Get("condition")), kind == TypeSchedulerEvent || daysEvent(event)); err != nil {
 		return docframe.Validationf("Condition: %v", err)
 	}
 	return nil

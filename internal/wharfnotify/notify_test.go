@@ -247,11 +247,13 @@ func TestNotificationsAreValidated(t *testing.T) {
 		return `{"notification_name": "n", "reference_doctype": "Order", "template": "t", "field_name": "mobile"` + extra + `}`
 	}
 	for body, msg := range map[string]string{
-		base(`, "doctype_event": "After Insert", "condition": "doc.amount >"`):                                                                 "Condition: condition:1:13: got end of file",
-		base(`, "doctype_event": "After Insert", "condition": "nope(doc)"`):                                                                    "undefined: nope",
-		base(`, "doctype_event": "After Insert", "fields": [{"field_name": "customer"}, {"field_name": "colour"}]`):                            "Fields row 2: Order has no field colour",
-		base(`, "doctype_event": "Days Before"`):                                                                                               "Days Before is not supported",
-		base(``):                                                                                                                               "DocType Event is required",
+		base(`, "doctype_event": "After Insert", "condition": "doc.amount >"`):                                      "Condition: condition:1:13: got end of file",
+		base(`, "doctype_event": "After Insert", "condition": "nope(doc)"`):                                         "undefined: nope",
+		base(`, "doctype_event": "After Insert", "fields": [{"field_name": "customer"}, {"field_name": "colour"}]`): "Fields row 2: Order has no field colour",
+		base(`, "doctype_event": "Days Before"`):                                                                    "Reference Date (date_changed) is required",
+		base(`, "doctype_event": "Days After", "date_changed": "customer"`):                                         "customer is not a Date or Datetime field of Order",
+		base(`, "doctype_event": "Days After", "date_changed": "due", "days_in_advance": -1`):                       "must be a whole number of days",
+		base(``): "DocType Event is required",
 		base(`, "doctype_event": "After Insert", "set_property_after_alert": "nothing"`):                                                       "Set Property After Alert: Order has no field nothing",
 		base(`, "doctype_event": "Before Delete", "set_property_after_alert": "notified"`):                                                     "cannot be used on Before Delete",
 		base(`, "doctype_event": "After Insert", "attach_document_print": 1`):                                                                  "Attach Document Print is not supported",

@@ -52,12 +52,70 @@ func (s *Service) Tick(ctx context.Context, tick time.Time) (runs int, err error
 		}
 		runs++
 	}
+	if tick.Minute() == 0 {
+		n, err := s.tickDays(ctx, tick)
+		runs += n
+		if err != nil {
+			return runs, err
+		}
+	}
 	return runs, nil
 }
 
-// Run is one Scheduler Event notification at one tick (wharfnotify:run):
-// the condition runs over each document of the reference DocType that is
-// not cancelled (at most Limits.Documents, by name), and each send it asks
+// tickDays enqueues the day's run of every Days Before / Days After
+// notification. It is tried every hour with the day as the run's tick: the
+// first hour of the day runs it (the task id is the notification's and the
+// day's), a later hour finds it done or runs it if the scheduler was down
+// at midnight, and the ledger's key (notification, day, document) never
+// lets a document get the day's message twice.
+func (s *Service) tickDays(ctx context.Context, tick time.Time) (int, error) {
+	var found []struct {
+		OrganizationID uuid.UUID
+		Name           string
+	}
+	if err := s.db.WithContext(ctx).Raw(`SELECT organization_id, name FROM docframe_documents
+		WHERE doctype = ? AND data ->> 'notification_type' = ? AND data ->> 'doctype_event' IN (?, ?)
+		AND COALESCE(data ->> 'disabled', '0') <> '1' ORDER BY organization_id, name`,
+		NotificationDoctype, TypeDocTypeEvent, eventDaysBefore, eventDaysAfter).Scan(&found).Error; err != nil {
+		return 0, err
+	}
+	day := tick.UTC().Truncate(24 * time.Hour)
+	runs := 0
+	for _, n := range found {
+		_, err := s.enq.Enqueue(ctx, jobs.NotifyRun{OrganizationID: n.OrganizationID, Notification: n.Name, Tick: day})
+		if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
+			return runs, err
+		}
+		runs++
+	}
+	return runs, nil
+}
+
+// daysFilter selects the documents whose date field falls on the day a
+// Days Before (the date is days_in_advance after the run's day) or Days
+// After (before it) notification is about, in UTC.
+func (s *Service) daysFilter(ctx context.Context, orgID uuid.UUID, n map[string]any, day time.Time) ([]any, error) {
+	ref, field := str(n["reference_doctype"]), str(n["date_changed"])
+	days, _ := intOf(n["days_in_advance"])
+	if str(n["doctype_event"]) == eventDaysAfter {
+		days = -days
+	}
+	target := day.UTC().Truncate(24*time.Hour).AddDate(0, 0, days)
+	fields, err := s.refFields(ctx, orgID, ref)
+	if err != nil {
+		return nil, err
+	}
+	if fields[field] == "Date" {
+		return []any{[]any{field, "=", target.Format(time.DateOnly)}}, nil
+	}
+	return []any{[]any{field, ">=", target.Format(time.DateTime)}, []any{field, "<", target.AddDate(0, 0, 1).Format(time.DateTime)}}, nil
+}
+
+// Run is one Scheduler Event notification at one tick (wharfnotify:run),
+// or one day of a Days Before / Days After notification (its tick is the
+// day; only documents whose date field falls on the day it is about): the
+// condition runs over each document of the reference DocType that is not
+// cancelled (at most Limits.Documents, by name), and each send it asks
 // for becomes a ledger row keyed by (notification, tick, document, object),
 // so a retried run adds none twice.
 func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string, tick time.Time) error {
@@ -70,8 +128,24 @@ func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string,
 		}
 		return err
 	}
-	if on(n["disabled"]) || str(n["notification_type"]) != TypeSchedulerEvent {
+	days := str(n["notification_type"]) == TypeDocTypeEvent && daysEvent(str(n["doctype_event"]))
+	if on(n["disabled"]) || (str(n["notification_type"]) != TypeSchedulerEvent && !days) {
 		return nil
+	}
+	filters := []any{[]any{"docstatus", "!=", 2}}
+	event := TypeSchedulerEvent
+	if days {
+		event = str(n["doctype_event"])
+		more, err := s.daysFilter(ctx, orgID, n, tick)
+		if err != nil {
+			s.log.Warn("notification cannot select its documents", "notification", notification, "error", err)
+			return nil
+		}
+		filters = append(filters, more...)
+	}
+	filterJSON, err := json.Marshal(filters)
+	if err != nil {
+		return err
 	}
 	prog, err := compile(str(n["condition"]), true)
 	if err != nil {
@@ -79,7 +153,7 @@ func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string,
 		return nil
 	}
 	ref := str(n["reference_doctype"])
-	list, err := s.fw().List(ctx, admin, orgID, ref, docframe.ListArgs{Fields: `["*"]`, Filters: `[["docstatus", "!=", 2]]`,
+	list, err := s.fw().List(ctx, admin, orgID, ref, docframe.ListArgs{Fields: `["*"]`, Filters: string(filterJSON),
 		OrderBy: "name asc", Limit: s.limits.Documents})
 	if err != nil {
 		var de *docframe.Error
@@ -104,12 +178,12 @@ func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string,
 		switch {
 		case v.hasList:
 			for i, obj := range v.dataList {
-				if err := s.plan(ctx, orgID, n, notification, tick, ref, name, fmt.Sprint(i), obj, "phone"); err != nil {
+				if err := s.plan(ctx, orgID, n, notification, event, tick, ref, name, fmt.Sprint(i), obj, "phone"); err != nil {
 					return err
 				}
 			}
 		case v.send:
-			if err := s.plan(ctx, orgID, n, notification, tick, ref, name, "doc", doc, str(n["field_name"])); err != nil {
+			if err := s.plan(ctx, orgID, n, notification, event, tick, ref, name, "doc", doc, str(n["field_name"])); err != nil {
 				return err
 			}
 		}
@@ -128,7 +202,7 @@ func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string,
 
 // plan records one scheduled send (or, when the values hold no phone, a
 // failed row saying so).
-func (s *Service) plan(ctx context.Context, orgID uuid.UUID, n map[string]any, notification string, tick time.Time,
+func (s *Service) plan(ctx context.Context, orgID uuid.UUID, n map[string]any, notification, event string, tick time.Time,
 	doctype, docname, object string, values map[string]any, phoneKey string) error {
 	p, perr := buildPlan(n, values, phoneKey, doctype, docname)
 	status, reason, req := "pending", "", []byte(nil)
@@ -146,5 +220,5 @@ func (s *Service) plan(ctx context.Context, orgID uuid.UUID, n map[string]any, n
 	return s.db.WithContext(ctx).Exec(`INSERT INTO wharfnotify_sends (id, organization_id, dedupe_key, notification, reference_doctype,
 		reference_name, event, tick, request, status, error, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?) ON CONFLICT (organization_id, dedupe_key) DO NOTHING`,
-		uuid.New(), orgID, key, notification, doctype, docname, TypeSchedulerEvent, tick, reqArg, status, reason, now, now).Error
+		uuid.New(), orgID, key, notification, doctype, docname, event, tick, reqArg, status, reason, now, now).Error
 }

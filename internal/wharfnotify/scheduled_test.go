@@ -109,3 +109,40 @@ func TestScheduledRunSkipsCancelledAndDisabled(t *testing.T) {
 		t.Fatalf("sent %+v", sent)
 	}
 }
+
+// Days Before and Days After: once a day, the documents whose date field
+// falls that many days after (before) the day get the message, once each
+// even when the day's run is tried every hour.
+func TestDaysBeforeAndAfter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.notification(t, `{"notification_name": "due soon", "reference_doctype": "Order", "doctype_event": "Days Before",
+		"date_changed": "due", "days_in_advance": 3, "template": "due_soon", "field_name": "mobile", "fields": [{"field_name": "customer"}]}`)
+	b.notification(t, `{"notification_name": "overdue", "reference_doctype": "Order", "doctype_event": "Days After",
+		"date_changed": "due", "days_in_advance": 1, "template": "overdue", "field_name": "mobile", "fields": [{"field_name": "customer"}],
+		"condition": "doc.status == \"Open\""}`)
+	b.order(t, `{"customer": "Ada", "mobile": "+15550001111", "due": "2026-03-07"}`)                    // 3 days after the 4th
+	b.order(t, `{"customer": "Bob", "mobile": "+15550002222", "due": "2026-03-03"}`)                    // the day before
+	b.order(t, `{"customer": "Cy", "mobile": "+15550003333", "due": "2026-03-03", "status": "Closed"}`) // condition false
+	b.order(t, `{"customer": "Dee", "mobile": "+15550004444", "due": "2026-03-08"}`)                    // another day
+	for _, hour := range []int{0, 1, 7} {                                                               // the day's run, tried each hour
+		if _, err := b.svc.Tick(ctx, time.Date(2026, 3, 4, hour, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		b.drain(t)
+	}
+	if err := b.svc.Run(ctx, b.org, "due soon", time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)); err != nil { // a retried run
+		t.Fatal(err)
+	}
+	b.drain(t)
+	var got []string
+	for _, m := range b.sender.all() {
+		got = append(got, m.Template+" "+m.To+" "+m.Parameters[0])
+	}
+	sort.Strings(got)
+	want := []string{"due_soon +15550001111 Ada", "overdue +15550002222 Bob"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("sent %v, want %v", got, want)
+	}
+}

@@ -90,7 +90,7 @@ func setup(t *testing.T) *bundle {
 // linkTargets are the Platform Template and Platform Account documents the
 // tests' notifications link to.
 var linkTargets = map[string][]string{
-	wharfnotify.PlatformTemplate: {"order_received", "order_saved", "order_tracked", "t", "reminder", "hourly"},
+	wharfnotify.PlatformTemplate: {"order_received", "order_saved", "order_tracked", "t", "reminder", "hourly", "due_soon", "overdue"},
 	wharfnotify.PlatformAccount:  {"Main"},
 }
 
