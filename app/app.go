@@ -354,16 +354,15 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Services = d
 	// Built-in DocTypes stored by an older version are brought up to date
-	// in the background: the api serves meanwhile (a document saved before
-	// its organization's turn is checked by the older definition).
-	go func() {
-		n, err := d.UpgradeWharfDocTypes(context.WithoutCancel(ctx), in.DB)
-		if err != nil {
-			log.Warn("cannot upgrade the integration's DocTypes; the next start tries again", "error", err)
-			return
-		}
+	// before the api serves, so that no save is checked against an old
+	// definition (a few statements per organization that uses the
+	// integration; replicas starting together are harmless: it is
+	// idempotent). A failure is logged and the next start tries again.
+	if n, err := d.UpgradeWharfDocTypes(ctx, in.DB); err != nil {
+		log.Warn("cannot upgrade the integration's DocTypes; the next start tries again", "error", err)
+	} else {
 		log.Debug("the integration's DocTypes are up to date", "organizations", n)
-	}()
+	}
 	limiter := ratelimit.New(in.Redis)
 	a.Server = api.New(api.Deps{
 		Config: api.Config{

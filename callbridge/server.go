@@ -63,7 +63,30 @@ type Server struct {
 	Deps
 	mu       sync.Mutex
 	sessions map[uuid.UUID]*session
-	wg       sync.WaitGroup // sessions' background work (recordings)
+	// Recordings are mixed and stored in the background; shutdown waits
+	// for them. closing (under recMu) makes a call that ends during the
+	// shutdown store its recording at once: WaitGroup.Add must never run
+	// beside Wait.
+	recMu   sync.Mutex
+	closing bool
+	wg      sync.WaitGroup
+}
+
+// background runs fn in a goroutine that shutdown waits for, or right
+// away once the shutdown began.
+func (s *Server) background(fn func()) {
+	s.recMu.Lock()
+	if s.closing {
+		s.recMu.Unlock()
+		fn()
+		return
+	}
+	s.wg.Add(1)
+	s.recMu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
 }
 
 // New builds an instance.
@@ -248,6 +271,9 @@ func (s *Server) shutdown() {
 	for _, ss := range s.all() {
 		ss.end(calling.End{By: calling.BySystem}, true)
 	}
+	s.recMu.Lock()
+	s.closing = true
+	s.recMu.Unlock()
 	s.wg.Wait() // recordings of the ended calls
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

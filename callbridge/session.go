@@ -269,11 +269,7 @@ func (ss *session) end(e calling.End, tellProvider bool) {
 	ss.srv.remove(ss.callLogID)
 	ss.srv.Metrics.CallEnded(e.By)
 	if rec.PlatformFile != "" || rec.AgentFile != "" {
-		ss.srv.wg.Add(1)
-		go func() {
-			defer ss.srv.wg.Done()
-			ss.srv.storeRecording(ss.orgID, ss.callLogID, rec)
-		}()
+		ss.srv.background(func() { ss.srv.storeRecording(ss.orgID, ss.callLogID, rec) })
 	}
 }
 
