@@ -238,7 +238,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// given to the framework, which binds itself to them (docframe.Binder,
 	// through docframe.EventSinks).
 	// Notifications send through wharfapp.
-	d.Notify = wharfnotify.New(wharfnotify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Log: log})
+	d.Notify = wharfnotify.New(wharfnotify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Files: store, Log: log})
 	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
@@ -457,8 +457,9 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	if err != nil {
 		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
 	}
-	// The worker signs no URLs: the api hands them out and serves them.
-	store, err := newStore(c.Storage, nil, "")
+	// The worker signs links too: documents' prints sent by notifications
+	// are fetched by the provider from the api's /api/files.
+	store, err := newStore(c.Storage, c.EncryptionKey, c.PublicURL)
 	if err != nil {
 		return nil, err
 	}

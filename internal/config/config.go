@@ -270,6 +270,9 @@ type Worker struct {
 	Campaigns
 	AI
 	Concurrency int `env:"WORKER_CONCURRENCY" envDefault:"10"`
+	// PublicURL is the api's address, in the signed links the worker hands
+	// out (documents' prints the provider fetches).
+	PublicURL string `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	// CampaignConcurrency is the worker's separate pool for campaign lanes,
 	// so campaigns never take the slots of interactive work. Paced lanes
 	// hand their slot back between runs, so with 200 paced campaigns the
@@ -427,6 +430,9 @@ func LoadWorkerFrom(environ map[string]string) (Worker, error) {
 	errs = append(errs, c.Secrets.decode()...)
 	if c.Concurrency <= 0 {
 		errs = append(errs, errors.New("WORKER_CONCURRENCY must be positive"))
+	}
+	if err := httpURL(c.PublicURL); err != nil {
+		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))
 	}
 	if c.CampaignConcurrency <= 0 {
 		errs = append(errs, errors.New("CAMPAIGN_CONCURRENCY must be positive"))

@@ -262,8 +262,8 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 			return docframe.Validationf("Set Property After Alert cannot be used on Before Delete: the document is gone")
 		}
 	}
-	if on(doc.Get("attach_document_print")) {
-		return docframe.Validationf("Attach Document Print is not supported (there are no print formats): use Custom Attachment with Attach")
+	if on(doc.Get("attach_document_print")) && on(doc.Get("custom_attachment")) {
+		return docframe.Validationf("Attach Document Print and Custom Attachment are both set: the template has one document header")
 	}
 	if on(doc.Get("custom_attachment")) && str(doc.Get("attach")) == "" {
 		return docframe.Validationf("Custom Attachment needs a file in Attach")

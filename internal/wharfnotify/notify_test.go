@@ -1,8 +1,11 @@
 package wharfnotify_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -256,7 +259,7 @@ func TestNotificationsAreValidated(t *testing.T) {
 		base(``): "DocType Event is required",
 		base(`, "doctype_event": "After Insert", "set_property_after_alert": "nothing"`):                                                       "Set Property After Alert: Order has no field nothing",
 		base(`, "doctype_event": "Before Delete", "set_property_after_alert": "notified"`):                                                     "cannot be used on Before Delete",
-		base(`, "doctype_event": "After Insert", "attach_document_print": 1`):                                                                  "Attach Document Print is not supported",
+		base(`, "doctype_event": "After Insert", "attach_document_print": 1, "custom_attachment": 1, "attach": "https://x.test/a.pdf"`):        "both set",
 		base(`, "doctype_event": "After Insert", "custom_attachment": 1`):                                                                      "Custom Attachment needs a file",
 		base(`, "doctype_event": "After Insert", "custom_attachment": 1, "attach": "/files/terms.pdf"`):                                        "must be an absolute http(s) URL",
 		base(`, "notification_type": "Scheduler Event", "event_frequency": "Cron", "cron_format": "61 * * * *"`):                               "Cron Format",
@@ -304,5 +307,37 @@ func TestOtherOrganizationsDocumentsDoNotFire(t *testing.T) {
 	b.drain(t)
 	if len(b.sender.all()) != 0 {
 		t.Fatalf("another organization's order fired this one's notification: %+v", b.sender.all())
+	}
+}
+
+// Attach Document Print: the send carries a signed link to a PDF of the
+// document as it was at the event.
+func TestAttachDocumentPrint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.notification(t, `{"notification_name": "with print", "reference_doctype": "Order", "doctype_event": "After Insert",
+		"template": "order_received", "field_name": "mobile", "attach_document_print": 1}`)
+	name := b.order(t, `{"customer": "Ada (VIP)", "mobile": "+15550001111", "amount": 12.5}`)
+	b.drain(t)
+	sent := b.sender.all()
+	if len(sent) != 1 || sent[0].Attachment == nil {
+		t.Fatalf("sent %+v", sent)
+	}
+	a := sent[0].Attachment
+	if a.Filename != name+".pdf" || !strings.HasPrefix(a.URL, "http://wharf.test/api/files/orgs/"+b.org.String()+"/prints/") ||
+		!strings.Contains(a.URL, "signature=") {
+		t.Fatalf("attachment %+v", a)
+	}
+	files, _ := filepath.Glob(filepath.Join(b.filesDir, "orgs", b.org.String(), "prints", "*.pdf"))
+	if len(files) != 1 {
+		t.Fatalf("stored prints %v", files)
+	}
+	pdf, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(pdf, []byte("%PDF-1.4")) || !bytes.Contains(pdf, []byte(`(Customer: Ada \(VIP\))`)) ||
+		!bytes.Contains(pdf, []byte("(Amount: 12.5)")) || !bytes.HasSuffix(pdf, []byte("%%EOF\n")) {
+		t.Fatalf("print:\n%s", pdf)
 	}
 }

@@ -17,9 +17,12 @@ import (
 
 // plan is a resolved send: the message and the post-send property.
 type plan struct {
-	Send          TemplateSend `json:"send"`
-	PropertyField string       `json:"property_field,omitempty"`
-	PropertyValue string       `json:"property_value,omitempty"`
+	Send TemplateSend `json:"send"`
+	// Print is the document's print to attach (Attach Document Print),
+	// made into a PDF when the send is made.
+	Print         *PrintDoc `json:"print,omitempty"`
+	PropertyField string    `json:"property_field,omitempty"`
+	PropertyValue string    `json:"property_value,omitempty"`
 }
 
 // sendRow is a wharfnotify_sends row as the worker reads it.
@@ -96,6 +99,11 @@ func (s *Service) Deliver(ctx context.Context, orgID, sendID uuid.UUID) error {
 		return nil // another run has it
 	}
 	p.Send.IdempotencyKey = row.ID.String()
+	if err := s.attachPrint(ctx, row.OrganizationID, row.ID, &p); err != nil {
+		s.log.Warn("notification send failed", "notification", row.Notification, "doctype", row.ReferenceDoctype,
+			"name", row.ReferenceName, "error", err)
+		return s.settle(context.WithoutCancel(ctx), row.ID, "sending", "failed", "", err.Error(), false)
+	}
 	name, err := s.sender.SendTemplate(ctx, row.OrganizationID, p.Send)
 	if err != nil {
 		s.log.Warn("notification send failed", "notification", row.Notification, "doctype", row.ReferenceDoctype,
@@ -173,6 +181,8 @@ func buildPlan(n map[string]any, values map[string]any, phoneKey, doctype, docna
 	}
 	if a := str(n["attach"]); a != "" {
 		p.Send.Attachment = &Attachment{URL: a, Filename: path.Base(strings.SplitN(a, "?", 2)[0])}
+	} else if on(n["attach_document_print"]) {
+		p.Print = printOf(doctype, docname, values)
 	}
 	if f := str(n["set_property_after_alert"]); f != "" {
 		p.PropertyField, p.PropertyValue = f, paramText(n["property_value"])

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/docframe"
+	"wharf/internal/storage"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/wharfnotify"
@@ -52,8 +53,10 @@ type bundle struct {
 	q      *testenv.Queue
 	org    uuid.UUID
 	sender *recordingSender
-	admin  docframe.Actor
-	clock  *clock
+	// filesDir holds the stored prints.
+	filesDir string
+	admin    docframe.Actor
+	clock    *clock
 }
 
 type clock struct {
@@ -77,7 +80,13 @@ func setup(t *testing.T) *bundle {
 	b := &bundle{f: f, q: testenv.NewQueue(t), org: f.Org().ID, sender: &recordingSender{},
 		admin: docframe.Actor{UserID: uuid.New(), Email: "admin@example.test", Role: "Admin"},
 		clock: &clock{t: time.Now().UTC()}}
-	b.svc = wharfnotify.New(wharfnotify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Log: testenv.Quiet(), Now: b.clock.now})
+	b.filesDir = t.TempDir()
+	files, err := storage.NewLocal(b.filesDir, storage.WithSigning([]byte(strings.Repeat("k", 32)), "http://wharf.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.svc = wharfnotify.New(wharfnotify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(),
+		Now: b.clock.now})
 	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: []docframe.Hook{b.svc}, Events: b.svc, Log: testenv.Quiet()})
 	if err != nil {
 		t.Fatal(err)

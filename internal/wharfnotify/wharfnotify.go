@@ -63,7 +63,10 @@ type Deps struct {
 	DB       *gorm.DB
 	Enqueuer *jobs.Enqueuer
 	Sender   Sender
-	Log      *slog.Logger
+	// Files stores documents' prints (Attach Document Print); nil refuses
+	// those sends.
+	Files Files
+	Log   *slog.Logger
 	// Now is the clock (nil: time.Now); tests fix it.
 	Now func() time.Time
 	// Limits are the condition budgets (zero: the defaults).
@@ -88,6 +91,7 @@ type Service struct {
 	db     *gorm.DB
 	enq    *jobs.Enqueuer
 	sender Sender
+	files  Files
 	log    *slog.Logger
 	now    func() time.Time
 	limits Limits
@@ -96,7 +100,7 @@ type Service struct {
 
 // New builds the service.
 func New(d Deps) *Service {
-	s := &Service{db: d.DB, enq: d.Enqueuer, sender: d.Sender, log: d.Log, now: d.Now, limits: d.Limits}
+	s := &Service{db: d.DB, enq: d.Enqueuer, sender: d.Sender, files: d.Files, log: d.Log, now: d.Now, limits: d.Limits}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
