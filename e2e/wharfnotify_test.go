@@ -1,9 +1,12 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -157,6 +160,56 @@ func TestWharfNotificationHeaderAndButton(t *testing.T) {
 	}
 	if len(sims) != 1 || sims[0].Type != "template" {
 		t.Fatalf("simulator got %+v", sims)
+	}
+
+	// Attach Document Print: the provider gets a signed link to the
+	// invoice's print, which serves a PDF without credentials.
+	printed := with("attach_document_print", 1)
+	printed["notification_name"], printed["custom_attachment"], printed["attach"] = "invoice print", 0, ""
+	c.refused("POST", "/api/resource/Platform%20Notification", with("attach_document_print", 1), 417, "ValidationError", "both set")
+	c.data("PUT", "/api/resource/Platform%20Notification/invoice", map[string]any{"disabled": 1}, 200)
+	c.data("POST", "/api/resource/Platform%20Notification", printed, 201)
+	inv := c.data("POST", "/api/resource/Sales%20Invoice", map[string]any{"mobile": "+15550004202", "invoice_no": "INV-10",
+		"tracking": "TRK-43"}, 201)["name"].(string)
+	apptest.Eventually(t, 15*time.Second, "the print sent", func() bool {
+		sims = e.Sim.Messages(platformsim.MessageFilter{To: "15550004202"})
+		return len(sims) > 0
+	})
+	var sent struct {
+		Template struct {
+			Components []struct {
+				Type       string `json:"type"`
+				Parameters []struct {
+					Document *struct {
+						Link     string `json:"link"`
+						Filename string `json:"filename"`
+					} `json:"document"`
+				} `json:"parameters"`
+			} `json:"components"`
+		} `json:"template"`
+	}
+	if err := json.Unmarshal(sims[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	var link, filename string
+	for _, comp := range sent.Template.Components {
+		if comp.Type == "header" && len(comp.Parameters) == 1 && comp.Parameters[0].Document != nil {
+			link, filename = comp.Parameters[0].Document.Link, comp.Parameters[0].Document.Filename
+		}
+	}
+	rel, ok := strings.CutPrefix(link, e.Cfg.PublicURL)
+	if !ok || filename != inv+".pdf" || !strings.Contains(rel, "/api/files/") {
+		t.Fatalf("print header link %q filename %q (body %s)", link, filename, sims[0].Body)
+	}
+	res, err := http.Get(e.Server.URL + rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(pdf, []byte("%PDF-")) ||
+		!bytes.Contains(pdf, []byte("(Invoice no: INV-10)")) {
+		t.Fatalf("the print link answered %d %s:\n%s", res.StatusCode, res.Header.Get("Content-Type"), pdf)
 	}
 }
 

@@ -81,6 +81,8 @@ func ContentType(key string) string {
 		return "audio/wav"
 	case ".mp3":
 		return "audio/mpeg"
+	case ".pdf":
+		return "application/pdf"
 	default:
 		return "application/octet-stream"
 	}
