@@ -40,7 +40,9 @@ func New(calls *calling.Service, maskers Maskers) *Handlers {
 // caller is the authenticated user a control request comes from.
 func caller(c *gin.Context) calling.Caller {
 	p := web.Principal(c)
-	return calling.Caller{OrgID: p.OrgID, UserID: p.UserID}
+	// transfers:assign (Admin, Manager) supervises every call, as it
+	// assigns every conversation transfer.
+	return calling.Caller{OrgID: p.OrgID, UserID: p.UserID, Supervisor: p.Can("transfers:assign")}
 }
 
 // masker is the organization's masker, answering the error itself.

@@ -290,3 +290,39 @@ func TestDeadCallbridgeEndsItsCalls(t *testing.T) {
 		t.Fatalf("actions %v", got)
 	}
 }
+
+// Who may control a call: the agent on it, or a supervisor
+// (transfers:assign: Admin, Manager); another agent of the organization
+// gets 403 and changes nothing.
+func TestAgentsControlOnlyTheirOwnCalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	onCall := e.CreateUser(e.admin, "calls-on@example.test", "Agent")
+	other := e.CreateUser(e.admin, "calls-other@example.test", "Agent").Auth()
+	manager := e.CreateUser(e.admin, "calls-manager@example.test", "Manager").Auth()
+	var team struct {
+		ID string `json:"id"`
+	}
+	e.Do("POST", "/api/teams", map[string]any{"name": "Support"}, e.admin).Expect(t, 201).Into(t, &team)
+
+	_, tr := e.call()
+	e.Do("POST", "/api/call-transfers/"+tr.ID+"/hangup", nil, other).Expect(t, 403) // nobody is on it yet
+	e.connect(onCall.Auth(), e.agent("agent"), tr.ID, "AGENT")
+	for _, c := range []struct{ path string }{
+		{"/api/call-logs/" + tr.CallLogID + "/hold"},
+		{"/api/call-transfers/" + tr.ID + "/hangup"},
+	} {
+		if r := e.Do("POST", c.path, nil, other); r.Status != 403 || !strings.Contains(r.Message, "supervisor") {
+			t.Fatalf("%s by another agent: %d %q", c.path, r.Status, r.Message)
+		}
+	}
+	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": team.ID}, other).Expect(t, 403)
+	if l := e.callLog(tr.CallLogID); l.Status != models.CallAnswered || l.AgentID != onCall.User.ID {
+		t.Fatalf("refused requests changed the call: %+v", l)
+	}
+	e.Do("POST", "/api/call-logs/"+tr.CallLogID+"/hold", nil, onCall.Auth()).Expect(t, 200)
+	e.Do("POST", "/api/call-logs/"+tr.CallLogID+"/resume", nil, other).Expect(t, 403)
+	e.Do("POST", "/api/call-logs/"+tr.CallLogID+"/resume", nil, manager).Expect(t, 200)
+	e.Do("POST", "/api/call-transfers/"+tr.ID+"/hangup", nil, manager).Expect(t, 200)
+	e.waitLog(tr.CallLogID, models.CallCompleted)
+}

@@ -23,6 +23,18 @@ import (
 type Caller struct {
 	OrgID  uuid.UUID
 	UserID uuid.UUID
+	// Supervisor may control any call of the organization (hold, resume,
+	// transfer, hang up); other users only the calls they are on.
+	Supervisor bool
+}
+
+// mayControl refuses a user who is neither on the call nor a supervisor:
+// an agent cannot hang up or hold a colleague's call.
+func (c Caller) mayControl(l *models.CallLog, what string) error {
+	if c.Supervisor || (l.AgentID != nil && *l.AgentID == c.UserID) {
+		return nil
+	}
+	return apperr.Forbiddenf("only the agent on the call or a supervisor (transfers:assign) can %s it", what)
 }
 
 // TransferInput is POST /api/call-transfers/initiate.
@@ -146,6 +158,9 @@ func (s *Service) HangupTransfer(ctx context.Context, c Caller, transferID uuid.
 	if t.Status != models.TransferWaiting && t.Status != models.TransferConnected {
 		return apperr.Conflictf("the call transfer is %s", t.Status)
 	}
+	if !c.Supervisor && (t.AgentID == nil || *t.AgentID != c.UserID || t.Status != models.TransferConnected) {
+		return apperr.Forbiddenf("only the agent connected to the call or a supervisor (transfers:assign) can hang it up")
+	}
 	_, err = s.control(ctx, &Request{Op: OpHangup, OrgID: c.OrgID, CallLogID: t.CallLogID, TransferID: t.ID, UserID: c.UserID})
 	return err
 }
@@ -169,6 +184,9 @@ func (s *Service) Hold(ctx context.Context, c Caller, callLogID uuid.UUID) error
 	if err != nil {
 		return err
 	}
+	if err := c.mayControl(l, "hold"); err != nil {
+		return err
+	}
 	if l.Status == models.CallOnHold {
 		return apperr.Conflictf("the call is already on hold")
 	}
@@ -180,6 +198,9 @@ func (s *Service) Hold(ctx context.Context, c Caller, callLogID uuid.UUID) error
 func (s *Service) Resume(ctx context.Context, c Caller, callLogID uuid.UUID) error {
 	l, err := s.openCall(ctx, c.OrgID, callLogID)
 	if err != nil {
+		return err
+	}
+	if err := c.mayControl(l, "resume"); err != nil {
 		return err
 	}
 	if l.Status != models.CallOnHold {
@@ -195,6 +216,9 @@ func (s *Service) Resume(ctx context.Context, c Caller, callLogID uuid.UUID) err
 func (s *Service) InitiateTransfer(ctx context.Context, c Caller, in TransferInput) error {
 	l, err := s.openCall(ctx, c.OrgID, in.CallLogID)
 	if err != nil {
+		return err
+	}
+	if err := c.mayControl(l, "transfer"); err != nil {
 		return err
 	}
 	var team, member bool
@@ -263,6 +287,9 @@ func (s *Service) HangupOutgoing(ctx context.Context, c Caller, callLogID uuid.U
 	}
 	if l.Direction != "outgoing" {
 		return apperr.NotFoundf("outgoing call not found")
+	}
+	if err := c.mayControl(l, "hang up"); err != nil {
+		return err
 	}
 	if l.EndedAt != nil {
 		return nil // already over: hanging up again is harmless
