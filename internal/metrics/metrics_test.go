@@ -28,6 +28,10 @@ func recordAll(s *Set) {
 	s.InboundApplied("messages", time.Now().Add(-2*time.Second))
 	s.WebhookDelivery(DeliveryRetry, 20*time.Millisecond)
 	s.WatchLeader(func() bool { return true })
+	s.WatchCalls()
+	s.CallsActive(2)
+	s.CallStarted("incoming")
+	s.CallEnded("caller")
 }
 
 func gather(t *testing.T, s *Set) map[string]*dto.MetricFamily {
@@ -80,6 +84,9 @@ func TestFamiliesNamesAndLabels(t *testing.T) {
 		"wharf_inbound_event_lag_seconds":         {dto.MetricType_HISTOGRAM, map[string]string{"event_type": "messages"}, 1},
 		"wharf_webhook_deliveries_total":          {dto.MetricType_COUNTER, map[string]string{"outcome": "retry"}, 1},
 		"wharf_webhook_delivery_duration_seconds": {dto.MetricType_HISTOGRAM, map[string]string{"outcome": "retry"}, 1},
+		"wharf_calls_active":                      {dto.MetricType_GAUGE, map[string]string{}, 2},
+		"wharf_calls_started_total":               {dto.MetricType_COUNTER, map[string]string{"direction": "incoming"}, 1},
+		"wharf_calls_ended_total":                 {dto.MetricType_COUNTER, map[string]string{"by": "caller"}, 1},
 	}
 	for name, w := range want {
 		f := fams[name]
@@ -227,7 +234,8 @@ func TestDashboardQueriesExposedMetrics(t *testing.T) {
 	// The main figures of every area are on it.
 	for _, name := range []string{"wharf_http_requests_total", "wharf_http_request_duration_seconds_bucket", "wharf_jobs_processed_total",
 		"wharf_job_duration_seconds_bucket", "asynq_queue_size", "asynq_queue_latency_seconds", "wharf_campaign_sends_total",
-		"wharf_inbound_event_lag_seconds_bucket", "wharf_webhook_deliveries_total"} {
+		"wharf_inbound_event_lag_seconds_bucket", "wharf_webhook_deliveries_total", "wharf_calls_active", "wharf_calls_started_total",
+		"wharf_calls_ended_total"} {
 		if !queried[name] {
 			t.Errorf("the dashboard does not show %s", name)
 		}
