@@ -27,3 +27,16 @@ func (p Import) Options() []asynq.Option {
 	return []asynq.Option{asynq.Queue(QueueDefault), asynq.MaxRetry(3), asynq.Timeout(5 * time.Minute),
 		asynq.Retention(10 * time.Minute), asynq.TaskID("import:" + p.ImportID.String())}
 }
+
+// TypeImportPurge deletes imports past their retention (their file, their
+// progress and their result).
+const TypeImportPurge = "maintenance:purge_imports"
+
+// ImportPurge is one tick of that purge.
+type ImportPurge sweep
+
+// TaskType implements Payload.
+func (ImportPurge) TaskType() string { return TypeImportPurge }
+
+// Options implements optioner.
+func (p ImportPurge) Options() []asynq.Option { return sweepOptions("import-purge", p.Tick) }

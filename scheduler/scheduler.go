@@ -43,6 +43,9 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "purge refresh tokens", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
 			return jobs.PurgeRefreshTokens{Tick: t.Truncate(time.Hour)}
 		}},
+		{Name: "purge imports", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
+			return jobs.ImportPurge{Tick: t.Truncate(time.Hour)}
+		}},
 		// The sweeps find work whose queue task was lost (Redis restarted
 		// without persistence, a crash between commit and enqueue).
 		{Name: "inbound sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {

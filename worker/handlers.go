@@ -131,6 +131,13 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		}
 		return err
 	})
+	mux.HandleFunc(jobs.TypeImportPurge, handle(func(ctx context.Context, _ jobs.ImportPurge) error {
+		n, err := h.DataOps.PurgeImports(ctx)
+		if n > 0 {
+			h.Log.Info("deleted imports past their retention", "imports", n)
+		}
+		return err
+	}))
 	mux.HandleFunc(jobs.TypeCampaignLane, handle(func(ctx context.Context, p jobs.CampaignLane) error {
 		return h.Campaigns.RunLane(ctx, p.OrganizationID, p.CampaignID, p.Generation)
 	}))

@@ -271,3 +271,24 @@ func TestImportMessagesAreCapped(t *testing.T) {
 		t.Fatalf("errors %d, %d messages, last %q", res.Errors, len(res.Messages), res.Messages[len(res.Messages)-1])
 	}
 }
+
+// Imports past their retention are deleted by the hourly purge, the
+// others kept.
+func TestPurgeImports(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	old := b.stage(t, b.org.ID, "contacts", "phone_number\n+15550001000\n", nil, false)
+	recent := b.stage(t, b.org.ID, "contacts", "phone_number\n+15550001001\n", nil, false)
+	if err := b.f.DB.Exec(`UPDATE import_jobs SET created_at = now() - interval '8 days' WHERE id = ?`, old).Error; err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.s.PurgeImports(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("purge: %d %v, want 1", n, err)
+	}
+	var left []uuid.UUID
+	b.f.DB.Raw(`SELECT id FROM import_jobs WHERE organization_id = ?`, b.org.ID).Scan(&left)
+	if len(left) != 1 || left[0] != recent {
+		t.Fatalf("left %v, want only %s", left, recent)
+	}
+}

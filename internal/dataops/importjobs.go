@@ -14,9 +14,9 @@ import (
 	"wharf/models"
 )
 
-// ImportRetention is how long an import's row (its progress and result)
-// is kept after its creation; older rows are deleted whenever an import is
-// stored.
+// ImportRetention is how long an import's row (its file, progress and
+// result) is kept after its creation; the scheduler's hourly purge
+// (PurgeImports) deletes older ones.
 const ImportRetention = 7 * 24 * time.Hour
 
 // ImportRequest is an import as the api received it.
@@ -84,9 +84,6 @@ func (s *Service) Import(ctx context.Context, orgID uuid.UUID, userID *uuid.UUID
 		req.ColumnMapping = map[string]string{}
 	}
 	db := s.db.WithContext(ctx)
-	if err := db.Where("created_at < ?", time.Now().Add(-ImportRetention)).Delete(&models.ImportJob{}).Error; err != nil {
-		s.log.Warn("cannot delete old import jobs", "error", err)
-	}
 	job := models.ImportJob{ID: uuid.New(), OrganizationID: orgID, UserID: userID, Table: req.Table, File: req.File,
 		ColumnMapping: models.JSON[map[string]string]{V: req.ColumnMapping}, UpdateOnDuplicate: req.UpdateOnDuplicate,
 		Status: models.ImportQueued, TotalRows: rows}
@@ -126,4 +123,13 @@ func (s *Service) ImportJobOf(ctx context.Context, orgID, id uuid.UUID) (*Import
 		}
 	}
 	return out, nil
+}
+
+// PurgeImports deletes the imports created more than ImportRetention ago
+// (maintenance:purge_imports, hourly) and reports how many. An import
+// still running then (a week-old one is long dead) goes too: its worker
+// finds no row and stops.
+func (s *Service) PurgeImports(ctx context.Context) (int64, error) {
+	res := s.db.WithContext(ctx).Where("created_at < ?", time.Now().Add(-ImportRetention)).Delete(&models.ImportJob{})
+	return res.RowsAffected, res.Error
 }
