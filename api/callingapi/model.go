@@ -212,18 +212,14 @@ func requiredUUID(field string, raw *string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// sdpOffer checks that raw looks like a browser's audio offer before any
-// call is touched: a session description (v=0 first) with an audio
-// section.
+// sdpOffer reads the optional JSON field and checks it with the domain's
+// rule (calling.CheckSDPOffer) before any call is touched.
 func sdpOffer(raw *string) (string, error) {
-	if raw == nil || strings.TrimSpace(*raw) == "" {
-		return "", apperr.Invalidf("sdp_offer is required (the browser's SDP offer)")
+	if raw == nil {
+		return "", calling.CheckSDPOffer("")
 	}
 	sdp := strings.TrimLeft(*raw, " \t\r\n")
-	if !strings.HasPrefix(sdp, "v=0") || !strings.Contains(sdp, "\nm=audio") {
-		return "", apperr.Invalidf("sdp_offer is not an SDP offer with audio: it must start with v=0 and have an m=audio line")
-	}
-	return sdp, nil
+	return sdp, calling.CheckSDPOffer(sdp)
 }
 
 // requireAccount refuses an empty platform_account before any lookup.

@@ -56,10 +56,10 @@ type OutgoingInput struct {
 func CheckSDPOffer(sdp string) error {
 	s := strings.TrimSpace(sdp)
 	if s == "" {
-		return apperr.Invalidf("sdp_offer is required")
+		return apperr.Invalidf("sdp_offer is required (the browser's SDP offer)")
 	}
-	if !strings.HasPrefix(s, "v=0") || !strings.Contains(s, "m=audio") {
-		return apperr.Invalidf("sdp_offer must be an SDP offer (starting with v=0) with an audio section (m=audio)")
+	if !strings.HasPrefix(s, "v=0") || !strings.Contains(s, "\nm=audio") {
+		return apperr.Invalidf("sdp_offer is not an SDP offer with audio: it must start with v=0 and have an m=audio line")
 	}
 	return nil
 }

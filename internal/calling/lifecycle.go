@@ -331,8 +331,7 @@ func (s *Service) SetRecording(ctx context.Context, orgID, callLogID uuid.UUID, 
 // OpenCalls lists the calls not yet ended, for the orphan sweep.
 func (s *Service) OpenCalls(ctx context.Context) ([]models.CallLog, error) {
 	var out []models.CallLog
-	err := s.db.WithContext(ctx).Where("ended_at IS NULL AND status NOT IN ('missed', 'rejected', 'failed', 'completed')").
-		Find(&out).Error
+	err := s.db.WithContext(ctx).Where("ended_at IS NULL").Find(&out).Error // every final status sets ended_at
 	return out, err
 }
 
