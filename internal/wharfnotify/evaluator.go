@@ -239,9 +239,10 @@ func (e *Evaluator) start(ctx context.Context) (*evalProc, error) {
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	// Nothing of the worker's environment (its secrets) is passed on.
-	// GOTRACEBACK=none: a process the address-space limit stops writes
-	// its one-line reason, not every goroutine's stack.
-	cmd.Env = []string{"GOTRACEBACK=none"}
+	cmd.Env = []string{}
+	// A process the address-space limit stops says why on its first line
+	// ("fatal error: out of memory"), then writes every goroutine's stack:
+	// only the start is kept.
 	errs := &headBuffer{max: 4096}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errs
 	err = cmd.Start()
