@@ -61,6 +61,7 @@ func TestConditionMemoryBound(t *testing.T) {
 		// What the worker would copy out of the process: parameters that
 		// share one long string, a value written out as text.
 		{"data list text", "doc._data_list = [{\"phone\": \"+15550001111\", \"p\": \"x\" * 300000}] * 1000", true},
+		{"data list escaped text", "doc._data_list = [{\"phone\": \"+15550001111\", \"p\": \"<\" * 10000}] * 1000", true},
 		{"data list value as text", "doc._data_list = [{\"phone\": \"+15550001111\", \"p\": [\"x\" * 37500] * 1000}]", true},
 	}
 	for _, c := range cases {

@@ -212,10 +212,11 @@ type evalProc struct {
 	retire *time.Timer
 }
 
-// maxAnswer bounds an answer's line: an evaluation's data list is metered
-// against its memory budget, and its JSON can be at most a few times
-// longer (escapes); a longer answer is the budget exceeded.
-func maxAnswer(l evalLimits) int { return int(2*l.Memory) + 1<<20 }
+// maxAnswer bounds an answer's line, which the worker holds: an
+// evaluation's data list text is metered against its memory budget, and
+// an answer longer than the budget (JSON escapes can make it six times the
+// text) is the budget exceeded.
+func maxAnswer(l evalLimits) int { return int(l.Memory) + 1<<20 }
 
 var errLongAnswer = errors.New("the answer is too long")
 
