@@ -142,8 +142,15 @@ func limitAddressSpace(headroom uint64) error {
 		return fmt.Errorf("reading /proc/self/statm: %w", err)
 	}
 	limit := pages*uint64(os.Getpagesize()) + headroom
-	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
-		return fmt.Errorf("limiting the evaluator's address space: %w", err)
+	var was syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &was); err != nil {
+		return fmt.Errorf("reading the evaluator's address-space limit: %w", err)
+	}
+	// A stricter limit set from outside (ulimit -v) stays.
+	if was.Cur > limit {
+		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
+			return fmt.Errorf("limiting the evaluator's address space: %w", err)
+		}
 	}
 	total := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
 	metrics.Read(total)

@@ -49,8 +49,8 @@ type EvaluatorConfig struct {
 	IdleTimeout time.Duration
 }
 
-// Evaluator runs conditions in a pool of evaluator processes.
-type Evaluator struct {
+// evaluator runs conditions in a pool of evaluator processes.
+type evaluator struct {
 	cfg   EvaluatorConfig
 	slots chan struct{}
 
@@ -64,7 +64,7 @@ type Evaluator struct {
 // the job is retried rather than the notification failed.
 var errEvaluator = errors.New("the condition evaluator is unavailable")
 
-func newEvaluator(cfg EvaluatorConfig) *Evaluator {
+func newEvaluator(cfg EvaluatorConfig) *evaluator {
 	if cfg.Processes <= 0 {
 		cfg.Processes = 4
 	}
@@ -77,7 +77,7 @@ func newEvaluator(cfg EvaluatorConfig) *Evaluator {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = time.Minute
 	}
-	return &Evaluator{cfg: cfg, slots: make(chan struct{}, cfg.Processes)}
+	return &evaluator{cfg: cfg, slots: make(chan struct{}, cfg.Processes)}
 }
 
 // run evaluates p over a document's values in an evaluator process.
@@ -105,8 +105,9 @@ func selfCommand() ([]string, error) {
 	return []string{exe, EvaluatorArg}, nil
 }
 
-// Close stops the evaluator processes; evaluations under way fail.
-func (e *Evaluator) Close() {
+// Close stops the idle evaluator processes, and those of evaluations
+// under way once they end.
+func (e *evaluator) Close() {
 	e.mu.Lock()
 	e.closed = true
 	idle := e.idle
@@ -120,7 +121,7 @@ func (e *Evaluator) Close() {
 // evaluate runs one request in a process of the pool. The error wraps
 // errEvaluator when the evaluation could not be run; any other error is
 // the condition's (errBudget, errMemory, or its own error).
-func (e *Evaluator) evaluate(ctx context.Context, req evalRequest) (verdict, error) {
+func (e *evaluator) evaluate(ctx context.Context, req evalRequest) (verdict, error) {
 	select {
 	case e.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -150,7 +151,7 @@ func (e *Evaluator) evaluate(ctx context.Context, req evalRequest) (verdict, err
 }
 
 // take hands out an idle process that still runs, or starts one.
-func (e *Evaluator) take(ctx context.Context) (*evalProc, error) {
+func (e *evaluator) take(ctx context.Context) (*evalProc, error) {
 	for {
 		e.mu.Lock()
 		if e.closed {
@@ -176,7 +177,7 @@ func (e *Evaluator) take(ctx context.Context) (*evalProc, error) {
 
 // put returns a process to the pool, to be stopped if unused for
 // IdleTimeout.
-func (e *Evaluator) put(p *evalProc) {
+func (e *evaluator) put(p *evalProc) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -189,7 +190,7 @@ func (e *Evaluator) put(p *evalProc) {
 }
 
 // retire stops p if it is still idle.
-func (e *Evaluator) retire(p *evalProc) {
+func (e *evaluator) retire(p *evalProc) {
 	e.mu.Lock()
 	i := slices.Index(e.idle, p)
 	if i >= 0 {
@@ -220,7 +221,7 @@ func maxAnswer(l evalLimits) int { return int(l.Memory) + 1<<20 }
 
 var errLongAnswer = errors.New("the answer is too long")
 
-func (e *Evaluator) start(ctx context.Context) (*evalProc, error) {
+func (e *evaluator) start(ctx context.Context) (*evalProc, error) {
 	args := e.cfg.Command
 	if len(args) == 0 {
 		var err error

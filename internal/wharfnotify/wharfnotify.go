@@ -109,7 +109,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	limits Limits
-	eval   *Evaluator
+	eval   *evaluator
 	frame  atomic.Pointer[docframe.Service]
 }
 
