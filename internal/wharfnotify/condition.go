@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.starlark.net/resolve"
@@ -151,13 +152,17 @@ func evaluate(p *program, fields map[string]any, now time.Time, l evalLimits) (v
 		}
 		th.Cancel(stopped.Error())
 	}
-	timer := time.AfterFunc(l.Time, func() { thread.Cancel("time budget of " + l.Time.String() + " exceeded") })
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(l.Time, func() {
+		timedOut.Store(true)
+		thread.Cancel("time budget of " + l.Time.String() + " exceeded")
+	})
 	defer timer.Stop()
 	v, err := evalThread(thread, p, doc, now, l)
 	switch {
 	case stopped != nil && err != nil:
 		return verdict{}, stopped
-	case err != nil && strings.Contains(err.Error(), "time budget"):
+	case timedOut.Load() && err != nil:
 		return verdict{}, fmt.Errorf("%w: %s", errBudget, err.Error())
 	case err != nil:
 		return verdict{}, err
