@@ -472,6 +472,9 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	if err != nil {
 		return nil, err
 	}
+	// The processes notification conditions run in (bin/worker
+	// eval-conditions), started on first use.
+	w.closers.add(d.Notify.Close)
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout,
 		TaskCheckInterval: c.TaskCheckInterval}, log)
 	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,
