@@ -94,7 +94,7 @@ func TestConsoleSignInKeepsTheRefreshTokenInAnHttpOnlyCookie(t *testing.T) {
 	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/api/auth" || c.Secure {
 		t.Fatalf("cookie flags: %q", r.Header.Get("Set-Cookie"))
 	}
-	if c.MaxAge < int((7*24*time.Hour - time.Minute).Seconds()) || c.MaxAge > int((7*24*time.Hour).Seconds()) {
+	if c.MaxAge < int((7*24*time.Hour-time.Minute).Seconds()) || c.MaxAge > int((7*24*time.Hour).Seconds()) {
 		t.Fatalf("cookie lives %d s, want the refresh token's 7 days", c.MaxAge)
 	}
 
