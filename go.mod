@@ -2,6 +2,9 @@ module wharf
 
 go 1.26.0
 
+// npm packages may carry Go files; they are not part of the module.
+ignore ./console/node_modules
+
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/caarlos0/env/v11 v11.4.2
