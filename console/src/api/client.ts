@@ -30,8 +30,11 @@ export class ApiError extends Error {
 export interface ClientHooks {
   /** The access token, null when signed out. */
   token(): string | null
-  /** Renews the access token; false when the session is over. */
-  renew(): Promise<boolean>
+  /**
+   * Renews the access token; false when the session is over. reason is the
+   * API's message of the 401 that made the renewal necessary.
+   */
+  renew(reason?: string): Promise<boolean>
   /** Shows that a request waits `seconds` for the rate limit, and waits. */
   wait(seconds: number, message: string): Promise<void>
 }
@@ -94,7 +97,7 @@ export async function call<D>(send: () => Promise<Answer<D>>, opts: CallOptions 
     const message = messageOf(error, response)
     if (response.status === 401 && !renewed) {
       renewed = true
-      if (await hooks.renew()) continue
+      if (await hooks.renew(message)) continue
     }
     if (response.status === 429) {
       const wait = retryAfter(response)
@@ -120,7 +123,7 @@ export async function authorizedFetch(input: string, init: RequestInit = {}): Pr
     return fetch(input, { ...init, headers })
   }
   const res = await send()
-  if (res.status === 401 && (await hooks.renew())) return send()
+  if (res.status === 401 && (await hooks.renew(`The server answered 401 to ${input}`))) return send()
   return res
 }
 

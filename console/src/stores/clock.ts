@@ -18,6 +18,11 @@ export function useNow() {
   return now
 }
 
+/** Brings `now` up to date at once (a countdown starts). */
+export function tick(): void {
+  now.value = Date.now()
+}
+
 /** Renders a number of seconds as "42 s" or "14:05". */
 export function formatWait(seconds: number): string {
   const s = Math.max(0, Math.ceil(seconds))

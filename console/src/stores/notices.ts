@@ -1,6 +1,8 @@
 // Toasts: short notices at the corner of the screen (ToastList shows them).
 import { reactive } from 'vue'
-import { sleep } from '@/api/client'
+import { ApiError, sleep } from '@/api/client'
+import { tick } from '@/stores/clock'
+import { session } from '@/stores/session'
 
 export type NoticeKind = 'info' | 'success' | 'error' | 'wait'
 
@@ -34,7 +36,17 @@ export function dismiss(id: number): void {
  */
 export async function waitOut(seconds: number, message: string): Promise<void> {
   const id = nextId++
+  tick()
   notices.list.push({ id, kind: 'wait', text: message, until: Date.now() + seconds * 1000 })
   await sleep(seconds * 1000)
   dismiss(id)
+}
+
+/**
+ * Shows why an action failed: the API's message. Nothing when the session
+ * has just ended: the shell's dialog says why.
+ */
+export function reportError(e: unknown, fallback: string): void {
+  if (session.ended !== null) return
+  notify(e instanceof ApiError ? e.message : fallback, 'error')
 }

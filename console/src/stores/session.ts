@@ -109,13 +109,20 @@ export async function signIn(email: string, password: string): Promise<void> {
 }
 
 let renewing: Promise<boolean> | null = null
+let refusal: string | undefined
 
 /**
  * Trades the cookie for a new access token (and a new cookie); false when
- * the session is over. One at a time in this tab, and across tabs.
+ * the session is over. One at a time in this tab, and across tabs. reason
+ * is why a request was refused, which says more than the refresh's own
+ * refusal when the session cannot go on ("user account is disabled").
  */
-export function renew(): Promise<boolean> {
-  renewing ??= withLock(refreshOnce).finally(() => (renewing = null))
+export function renew(reason?: string): Promise<boolean> {
+  refusal ??= reason
+  renewing ??= withLock(refreshOnce).finally(() => {
+    renewing = null
+    refusal = undefined
+  })
   return renewing
 }
 
@@ -133,7 +140,7 @@ async function refreshOnce(): Promise<boolean> {
     return true
   } catch (e) {
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
-      end(e.message)
+      end(refusal ?? e.message)
       return false
     }
     throw e
