@@ -39,6 +39,7 @@ import (
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
 	"wharf/api/transfersapi"
+	"wharf/api/web"
 	"wharf/api/webhooksapi"
 	"wharf/api/widgetsapi"
 	"wharf/internal/accounts"
@@ -377,7 +378,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			AudioEnabled: d.Settings.AudioEnabled,
 		},
 		Domains: api.Domains{
-			Identity:  identityapi.New(ids, limiter),
+			Identity:  identityapi.New(ids, limiter, web.NewOrigins(c.PublicURL, c.TrustedProxies)),
 			Settings:  settingsapi.New(d.Settings),
 			Accounts:  accountsapi.New(d.Accounts),
 			Inbound:   inboundapi.New(d.Inbound),
