@@ -33,6 +33,9 @@ const retryBusy = time.Second
 // looks again a second later (jobs.RateLimited, which is not a failure), in
 // case the holder finished just before its message arrived.
 func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) error {
+	if s.slots.full(orgID) {
+		return &jobs.RateLimited{RetryAfter: retryBusy, Reason: errOrgBusy.Error()}
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err

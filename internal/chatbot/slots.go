@@ -18,6 +18,11 @@ import (
 // WORKER_CONCURRENCY). An evaluation past its organization's share does not
 // wait in its slot: it is rolled back and its task retried a second later
 // (Evaluate answers jobs.RateLimited), so the slot goes to someone else.
+// While every slot of the organization is taken, its tasks are put back at
+// once, before any database work (so a backlog of waiting messages costs a
+// Redis round trip per message and second, not an evaluation), which also
+// holds back its evaluations that would call nothing: the organization's
+// messages wait their turn, in order per contact.
 //
 // The bound is per process because the resource it shares out is: the
 // slots of this worker process. A second worker replica has slots of its
@@ -49,6 +54,13 @@ func (o *orgSlots) acquire(orgID uuid.UUID) bool {
 	}
 	o.held[orgID]++
 	return true
+}
+
+// full reports whether the organization has no slot free now.
+func (o *orgSlots) full(orgID uuid.UUID) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.limit > 0 && o.held[orgID] >= o.limit
 }
 
 // release gives back a slot taken by acquire.

@@ -15,10 +15,10 @@ func TestOrgSlots(t *testing.T) {
 	if !o.acquire(a) || !o.acquire(a) {
 		t.Fatal("the first two slots of A refused")
 	}
-	if o.acquire(a) {
-		t.Fatal("a third slot for A")
+	if o.acquire(a) || !o.full(a) {
+		t.Fatal("a third slot for A, or A not full")
 	}
-	if !o.acquire(b) {
+	if o.full(b) || !o.acquire(b) {
 		t.Fatal("B refused while A is at its share")
 	}
 	o.release(a)
