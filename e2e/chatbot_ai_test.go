@@ -38,7 +38,7 @@ func carries(r apptest.LLMRequest, secret string) bool {
 	return false
 }
 
-// lastKey waits for the n-th request to llm and answers its key.
+// nthKey waits for the n-th request to llm and answers its key.
 func nthKey(t *testing.T, llm *apptest.FakeLLM, n int) string {
 	t.Helper()
 	apptest.Eventually(t, 15*time.Second, fmt.Sprintf("request %d to the model server", n), func() bool { return len(llm.Requests()) >= n })
