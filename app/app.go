@@ -235,7 +235,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Widgets = widgets.NewService(in.DB)
 	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings,
 		Messages: d.Messaging, Store: store, Provider: provider, Log: log,
-		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL}})
+		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL,
+			MaxInFlight: callc.ControlMaxInFlight}})
 	var err error
 	// The document framework and the messaging integration's packages:
 	// their hooks, methods, built-in DocTypes and event subscribers are

@@ -91,7 +91,8 @@ func NewCallBridge(ctx context.Context, c config.CallBridge, log *slog.Logger) (
 		Settings: settings, Provider: provider, Log: log, Config: calling.Config{OutgoingWait: c.OutgoingWait}})
 	cb.Server = callbridge.New(callbridge.Deps{Calls: calls, Bridge: calling.NewBridge(in.Redis, uuid.NewString()), Engine: engine,
 		Provider: provider, Store: store, Audio: settings, Metrics: m, Log: log,
-		Config: callbridge.Config{RecordingEnabled: recording, RecordingDir: recDir, FFmpegPath: c.FFmpegPath}})
+		Config: callbridge.Config{RecordingEnabled: recording, RecordingDir: recDir, FFmpegPath: c.FFmpegPath,
+			MaxRequests: c.MaxRequests}})
 	addr, stop, err := ServeOps(c.HTTPAddr, log, cb.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HTTP_ADDR: %w", err)

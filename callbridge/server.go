@@ -33,7 +33,14 @@ type Config struct {
 	// RecordingDir holds the legs' files until they are mixed and stored.
 	RecordingDir string
 	FFmpegPath   string
+	// MaxRequests bounds the requests served at once (CALLBRIDGE_MAX_REQUESTS;
+	// DefaultMaxRequests when 0): a flood of control requests must not
+	// exhaust the process that carries every call's media.
+	MaxRequests int
 }
+
+// DefaultMaxRequests is MaxRequests when none is configured.
+const DefaultMaxRequests = 64
 
 // Deps are the callbridge's collaborators.
 type Deps struct {
@@ -63,6 +70,8 @@ type Server struct {
 	Deps
 	mu       sync.Mutex
 	sessions map[uuid.UUID]*session
+	// slots holds one token per request being served (MaxRequests).
+	slots chan struct{}
 	// Recordings are mixed and stored in the background; shutdown waits
 	// for them. closing (under recMu) makes a call that ends during the
 	// shutdown store its recording at once: WaitGroup.Add must never run
@@ -91,7 +100,10 @@ func (s *Server) background(fn func()) {
 
 // New builds an instance.
 func New(d Deps) *Server {
-	return &Server{Deps: d, sessions: map[uuid.UUID]*session{}}
+	if d.Config.MaxRequests <= 0 {
+		d.Config.MaxRequests = DefaultMaxRequests
+	}
+	return &Server{Deps: d, sessions: map[uuid.UUID]*session{}, slots: make(chan struct{}, d.Config.MaxRequests)}
 }
 
 // Beat intervals.
@@ -123,7 +135,7 @@ func (s *Server) Run(ctx context.Context) error {
 			continue
 		}
 		if r != nil {
-			go s.serve(ctx, r)
+			s.dispatch(ctx, r)
 		}
 	}
 	bg.Wait()
@@ -200,6 +212,36 @@ func (s *Server) ActiveCalls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// dispatch serves r in a slot of its own. With every slot taken, a request
+// somebody waits for (an agent's or the api's control request) is answered
+// at once with a 503 that says so, rather than left to time out; one that
+// nobody waits for (a new call, the provider's events about a call) must
+// not be lost, so the loop waits for a slot and pops nothing meanwhile
+// (the requests wait in Redis; another instance takes new calls).
+func (s *Server) dispatch(ctx context.Context, r *calling.Request) {
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		if r.ReplyTo != "" {
+			s.Log.Warn("callbridge: busy, a request was refused", "op", r.Op, "call_log_id", r.CallLogID, "max_requests", cap(s.slots))
+			err := apperr.Unavailablef("the callbridge is busy: %d call-control requests are in progress; retry in a moment", cap(s.slots))
+			if err := s.Bridge.Answer(context.WithoutCancel(ctx), r, calling.ReplyFor("", err)); err != nil {
+				s.Log.Warn("callbridge: answering a request", "op", r.Op, "error", err)
+			}
+			return
+		}
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+	}
+	go func() {
+		defer func() { <-s.slots }()
+		s.serve(ctx, r)
+	}()
 }
 
 // errGone answers requests for a call this instance no longer carries.

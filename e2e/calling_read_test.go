@@ -441,7 +441,7 @@ func TestICEServersThroughTheRouter(t *testing.T) {
 }
 
 // Which role may do what: a role without the calling permissions is
-// refused every calling route but the ICE servers; a role that may only
+// refused every calling route, the ICE servers included; a role that may only
 // read call logs reads them and nothing else.
 func TestCallingPermissions(t *testing.T) {
 	t.Parallel()
@@ -491,7 +491,63 @@ func TestCallingPermissions(t *testing.T) {
 			t.Errorf("%s %s as an Agent: 403 %q", r.method, r.path, got.Message)
 		}
 	}
-	for _, who := range []apptest.Auth{none, reader, agent} {
-		f.Do("GET", "/api/calls/ice-servers", nil, who).Expect(t, 200)
+	// ICE servers carry TURN credentials: only for those who take or place
+	// calls.
+	for _, who := range []apptest.Auth{none, reader} {
+		r := f.Do("GET", "/api/calls/ice-servers", nil, who).Expect(t, 403)
+		if !strings.Contains(r.Message, "call_transfers:write") || strings.Contains(string(r.Body), "ice_servers") {
+			t.Errorf("ice servers without a calling permission: %s", r.Body)
+		}
+	}
+	f.Do("GET", "/api/calls/ice-servers", nil, agent).Expect(t, 200)
+}
+
+// TURN credentials go only to a user session holding a calling permission
+// (call_transfers:write or outgoing_calls:write): an API key is refused
+// even when its creator may take calls, and so is a role without calling.
+func TestICEServersOnlyForUsersWhoTakeCalls(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, map[string]string{"TURN_URLS": "turn:turn.example.test:3478", "TURN_SECRET": "relay-secret"})
+	admin := e.Admin()
+	e.Do("POST", "/api/roles", map[string]any{"name": "Answers calls", "permissions": []string{"call_transfers:write"}}, admin.Auth()).Expect(t, 201)
+	e.Do("POST", "/api/roles", map[string]any{"name": "Places calls", "permissions": []string{"outgoing_calls:write"}}, admin.Auth()).Expect(t, 201)
+	e.Do("POST", "/api/roles", map[string]any{"name": "Reads calls", "permissions": []string{"call_logs:read", "call_transfers:read",
+		"outgoing_calls:read"}}, admin.Auth()).Expect(t, 201)
+	answers := e.CreateUser(admin.Auth(), "answers@example.test", "Answers calls")
+	places := e.CreateUser(admin.Auth(), "places@example.test", "Places calls")
+	reads := e.CreateUser(admin.Auth(), "reads@example.test", "Reads calls")
+
+	type iceOut struct {
+		ICEServers []struct {
+			URLs       []string `json:"urls"`
+			Username   string   `json:"username"`
+			Credential string   `json:"credential"`
+		} `json:"ice_servers"`
+	}
+	for _, who := range []apptest.Session{admin, answers, places} {
+		var out iceOut
+		e.Do("GET", "/api/calls/ice-servers", nil, who.Auth()).Expect(t, 200).Into(t, &out)
+		if len(out.ICEServers) != 2 || !strings.HasSuffix(out.ICEServers[1].Username, ":"+who.User.ID) || out.ICEServers[1].Credential == "" {
+			t.Errorf("%s: %+v", who.User.ID, out)
+		}
+	}
+
+	r := e.Do("GET", "/api/calls/ice-servers", nil, reads.Auth()).Expect(t, 403)
+	if !strings.Contains(r.Message, "insufficient permissions: requires one of call_transfers:write, outgoing_calls:write") {
+		t.Errorf("role without calling: %q", r.Message)
+	}
+	if strings.Contains(string(r.Body), "turn:") {
+		t.Errorf("the refusal carries the relay: %s", r.Body)
+	}
+
+	// An API key of a user who may take calls (the Admin, every
+	// permission) is still refused: no browser leg runs on a key.
+	var key struct {
+		Key string `json:"key"`
+	}
+	e.Do("POST", "/api/api-keys", map[string]any{"name": "integration"}, admin.Auth()).Expect(t, 201).Into(t, &key)
+	r = e.Do("GET", "/api/calls/ice-servers", nil, apptest.APIKey(key.Key)).Expect(t, 403)
+	if !strings.Contains(r.Message, "API keys cannot use it") || strings.Contains(string(r.Body), "turn:") {
+		t.Errorf("API key: %s", r.Body)
 	}
 }

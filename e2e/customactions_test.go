@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -514,5 +515,120 @@ func TestCustomActionJavaScriptContext(t *testing.T) {
 	masked := decode(e.run(t, a.ID, e.agent.Auth())).Context.Contact
 	if masked.PhoneNumber == "" || masked.PhoneNumber == e.phone || strings.Contains(masked.PhoneNumber, "5550170001") || masked.Name != awkwardName {
 		t.Fatalf("masked contact %+v", masked)
+	}
+}
+
+// Secrets in an action's configuration are write-only: every header value
+// and the URL's credential parameters are answered masked, to the Agent
+// who reads actions and to the Manager who wrote them; sending the mask
+// back keeps the stored value (the receiver still gets the original
+// Authorization), another value replaces it, a header left out is removed,
+// and a mask never follows the action to a new target.
+func TestCustomActionSecretsAreWriteOnly(t *testing.T) {
+	t.Parallel()
+	e := newActionsEnv(t, map[string]string{"OUTBOUND_ALLOW_PRIVATE": "true"})
+	rcv := newRecorder(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{}`)) })
+	other := newRecorder(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{}`)) })
+	const mask = "********"
+	a := e.create(t, map[string]any{"name": "CRM", "action_type": "webhook", "config": map[string]any{
+		"url":     rcv.URL + "/hook?api_key=K-123&page=1",
+		"headers": map[string]any{"Authorization": "Bearer s3cret-token", "X-Tenant": "acme-tenant"},
+	}})
+	secretsOf := []string{"s3cret-token", "K-123", "acme-tenant"}
+	masked := func(who string, body []byte) {
+		t.Helper()
+		for _, s := range secretsOf {
+			if strings.Contains(string(body), s) {
+				t.Errorf("%s reads %q: %s", who, s, body)
+			}
+		}
+	}
+	wantMasked := func(who string, cfg map[string]any) {
+		t.Helper()
+		h, _ := cfg["headers"].(map[string]any)
+		if cfg["url"] != rcv.URL+"/hook?api_key="+mask+"&page=1" || h["Authorization"] != mask || h["X-Tenant"] != mask {
+			t.Errorf("%s reads config %v", who, cfg)
+		}
+	}
+	wantMasked("the creator", a.Config)
+	for _, who := range []apptest.Session{e.agent, e.manager} {
+		r := e.Do("GET", "/api/custom-actions", nil, who.Auth()).Expect(t, 200)
+		masked("list", r.Body)
+		var one actionOut
+		r = e.Do("GET", "/api/custom-actions/"+a.ID, nil, who.Auth()).Expect(t, 200)
+		r.Into(t, &one)
+		masked("get", r.Body)
+		wantMasked("get", one.Config)
+	}
+	lastHeaders := func() recorded {
+		t.Helper()
+		got := rcv.got()
+		if len(got) == 0 {
+			t.Fatal("the receiver got nothing")
+		}
+		return got[len(got)-1]
+	}
+
+	// A round trip of what GET answered, with a change elsewhere, keeps the
+	// secrets: the receiver gets the original values.
+	var updated actionOut
+	e.Do("PUT", "/api/custom-actions/"+a.ID, map[string]any{"name": "CRM ticket", "config": a.Config}, e.manager.Auth()).Expect(t, 200).Into(t, &updated)
+	wantMasked("the updater", updated.Config)
+	if res := e.run(t, a.ID, e.agent.Auth()); !res.Success {
+		t.Fatalf("run: %+v", res)
+	}
+	r := lastHeaders()
+	if r.Header.Get("Authorization") != "Bearer s3cret-token" || r.Header.Get("X-Tenant") != "acme-tenant" || r.Query.Get("api_key") != "K-123" {
+		t.Fatalf("after the round trip the receiver got %v ?%s", r.Header, r.RawQuery)
+	}
+
+	// A new value replaces; a header left out is removed.
+	e.Do("PUT", "/api/custom-actions/"+a.ID, map[string]any{"config": map[string]any{"url": a.Config["url"],
+		"headers": map[string]any{"Authorization": "Bearer rotated"}}}, e.manager.Auth()).Expect(t, 200)
+	e.run(t, a.ID, e.agent.Auth())
+	r = lastHeaders()
+	if r.Header.Get("Authorization") != "Bearer rotated" || r.Header.Get("X-Tenant") != "" || r.Query.Get("api_key") != "K-123" {
+		t.Fatalf("after the change the receiver got %v ?%s", r.Header, r.RawQuery)
+	}
+
+	// A mask with a new target, a mask of a header that has no stored value,
+	// and a mask on create are refused, and change nothing.
+	before := e.stored(t, a.ID)
+	for _, c := range []struct {
+		cfg map[string]any
+		msg string
+	}{
+		{map[string]any{"url": other.URL + "/hook", "headers": map[string]any{"Authorization": mask}},
+			"config.headers.Authorization: a masked value (********) is kept only while the URL's scheme, host and port stay the same"},
+		{map[string]any{"url": other.URL + "/hook?api_key=" + mask}, "config.url: a masked value (********) is kept only while"},
+		{map[string]any{"url": a.Config["url"], "headers": map[string]any{"X-Tenant": mask}},
+			"config.headers.X-Tenant: the masked value ******** keeps a stored value, and there is none to keep"},
+	} {
+		r := e.Do("PUT", "/api/custom-actions/"+a.ID, map[string]any{"config": c.cfg}, e.manager.Auth()).Expect(t, 400)
+		if !strings.HasPrefix(r.Message, c.msg) {
+			t.Errorf("%v: %q", c.cfg, r.Message)
+		}
+	}
+	if after := e.stored(t, a.ID); !reflect.DeepEqual(after.Config.V, before.Config.V) || !after.UpdatedAt.Equal(before.UpdatedAt) {
+		t.Fatalf("a refused update changed the action: %v", after.Config.V)
+	}
+	if len(other.got()) != 0 {
+		t.Fatal("the new target was called")
+	}
+	r2 := e.Do("POST", "/api/custom-actions", map[string]any{"name": "Copy", "action_type": "webhook", "config": map[string]any{
+		"url": rcv.URL + "/hook", "headers": map[string]any{"Authorization": mask}}}, e.manager.Auth()).Expect(t, 400)
+	if !strings.Contains(r2.Message, "there is none to keep") {
+		t.Errorf("create with a mask: %q", r2.Message)
+	}
+
+	// A URL action's credential parameters are masked too.
+	u := e.create(t, map[string]any{"name": "Open CRM", "action_type": "url", "config": map[string]any{
+		"url": "https://crm.example.com/c/{{contact.id}}?token=T-999&view=full"}})
+	if u.Config["url"] != "https://crm.example.com/c/{{contact.id}}?token="+mask+"&view=full" {
+		t.Errorf("url action: %v", u.Config)
+	}
+	e.Do("PUT", "/api/custom-actions/"+u.ID, map[string]any{"config": u.Config}, e.manager.Auth()).Expect(t, 200)
+	if got := e.stored(t, u.ID).Config.V["url"]; got != "https://crm.example.com/c/{{contact.id}}?token=T-999&view=full" {
+		t.Errorf("url action after a round trip: %v", got)
 	}
 }

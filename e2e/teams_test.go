@@ -282,3 +282,86 @@ func TestConcurrentPickupsAndLoadBalancingThroughTheRouter(t *testing.T) {
 		}
 	}
 }
+
+// A team's transfer stays in its team: an agent outside it who asks for a
+// transfer of the same contact learns only that one exists (409, nothing
+// of its team, agent or notes), and cannot resume it (404, as for reading
+// it); a member resumes it, and so does a holder of transfers:assign. The
+// refusals change nothing.
+func TestAgentTransfersStayInTheirTeam(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	admin := f.admin.Auth()
+	member := f.CreateUser(admin, "member@example.test", "Agent")
+	outsider := f.CreateUser(admin, "outsider@example.test", "Agent")
+	manager := f.CreateUser(admin, "lead@example.test", "Manager")
+	var team struct{ ID string }
+	f.Do("POST", "/api/teams", map[string]any{"name": "Billing", "assignment_strategy": "manual"}, admin).Expect(t, 201).Into(t, &team)
+	f.Do("POST", "/api/teams/"+team.ID+"/members", map[string]any{"user_id": member.User.ID, "role": "agent"}, admin).Expect(t, 201)
+	newContact := func(phone string) string {
+		var c struct{ ID string }
+		f.Do("POST", "/api/contacts", map[string]any{"phone_number": phone, "name": "Ann"}, admin).Expect(t, 201).Into(t, &c)
+		return c.ID
+	}
+	type transfer struct {
+		ID     string  `json:"id"`
+		Status string  `json:"status"`
+		TeamID *string `json:"team_id"`
+		Notes  string  `json:"notes"`
+	}
+	active := func(id string) transfer {
+		var tr transfer
+		f.Do("GET", "/api/chatbot/transfers/"+id, nil, admin).Expect(t, 200).Into(t, &tr)
+		return tr
+	}
+
+	contact := newContact("+15550108881")
+	var tr transfer
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact, "team_id": team.ID, "notes": "disputed invoice 4411"},
+		member.Auth()).Expect(t, 201).Into(t, &tr)
+
+	// Another transfer of the same contact, asked by someone outside the
+	// team: a 409 that names nothing of the existing one.
+	r := f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact, "notes": "me too"}, outsider.Auth()).Expect(t, 409)
+	if r.Message != "this contact already has an active transfer" {
+		t.Errorf("outsider's create: %q", r.Message)
+	}
+	for _, leak := range []string{tr.ID, team.ID, "disputed", "Billing"} {
+		if strings.Contains(string(r.Body), leak) {
+			t.Errorf("the refusal reveals %q: %s", leak, r.Body)
+		}
+	}
+	// The member and a manager get the existing transfer, as before.
+	var again transfer
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact}, member.Auth()).Expect(t, 200).Into(t, &again)
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact}, manager.Auth()).Expect(t, 200)
+	if again.ID != tr.ID || again.Notes != "disputed invoice 4411" {
+		t.Fatalf("member's create: %+v", again)
+	}
+
+	// Resume: the outsider gets what reading it gets, a 404, and the
+	// transfer stays active.
+	f.Do("GET", "/api/chatbot/transfers/"+tr.ID, nil, outsider.Auth()).Expect(t, 404)
+	if r := f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, outsider.Auth()).Expect(t, 404); r.Message != "transfer not found" {
+		t.Errorf("outsider's resume: %q", r.Message)
+	}
+	if got := active(tr.ID); got.Status != "active" {
+		t.Fatalf("after the outsider's resume: %+v", got)
+	}
+	var resumed transfer
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, member.Auth()).Expect(t, 200).Into(t, &resumed)
+	if resumed.Status != "resumed" {
+		t.Fatalf("member's resume: %+v", resumed)
+	}
+
+	// A supervisor (transfers:assign) resumes any team's transfer; the
+	// general queue's is everyone's.
+	other := newContact("+15550108882")
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": other, "team_id": team.ID}, admin).Expect(t, 201).Into(t, &tr)
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, outsider.Auth()).Expect(t, 404)
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, manager.Auth()).Expect(t, 200)
+	general := newContact("+15550108883")
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": general}, member.Auth()).Expect(t, 201).Into(t, &tr)
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": general}, outsider.Auth()).Expect(t, 200)
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/resume", nil, outsider.Auth()).Expect(t, 200)
+}

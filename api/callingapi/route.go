@@ -15,9 +15,10 @@ import (
 // received (connect, hangup, hold, resume, transfer to a team) is
 // call_transfers:write; placing and ending outgoing calls and asking a
 // contact's permission is outgoing_calls:write, reading that permission
-// outgoing_calls:read; every authenticated user may fetch ICE servers
-// (they only let a browser reach the bridge; the calls themselves are
-// guarded by the routes above).
+// outgoing_calls:read. ICE servers (TURN credentials: a relay anyone
+// holding them may use until they expire) are for the people who take or
+// place calls: a user session (never an API key: no browser leg runs on
+// one) holding call_transfers:write or outgoing_calls:write.
 //
 // Control routes reach the call bridge that owns the call's media: 503
 // when no bridge can take the request, 502 when the provider refuses or
@@ -59,8 +60,9 @@ func (h *Handlers) Routes() []web.Route {
 		{Method: "GET", Path: "/api/calls/permission/:contactId", Access: web.Perm("outgoing_calls:read"), Handler: h.permission,
 			Summary: "Read a contact's call permission live from the provider (outgoing_calls:read)", Query: permissionQuery{},
 			Response: permissionResp{}, Errors: []int{http.StatusBadGateway}},
-		{Method: "GET", Path: "/api/calls/ice-servers", Access: web.Authenticated(), Handler: h.iceServers,
-			Summary:  "ICE servers for the browser: STUN, and TURN with credentials made for the caller (any authenticated user)",
+		{Method: "GET", Path: "/api/calls/ice-servers", Access: web.AnyPerm("call_transfers:write", "outgoing_calls:write"), SessionOnly: true,
+			Handler:  h.iceServers,
+			Summary:  "ICE servers for the browser: STUN, and TURN with credentials made for the caller (a user session with call_transfers:write or outgoing_calls:write)",
 			Response: iceResp{}},
 	}
 }

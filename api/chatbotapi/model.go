@@ -128,7 +128,7 @@ type contextResp struct {
 }
 
 func toContextResp(c models.AIContext) contextResp {
-	return contextResp{ID: c.ID, Name: c.Name, TriggerKeywords: c.TriggerKeywords.V, ContextType: c.ContextType, Content: c.Content,
+	return contextResp{ID: c.ID, Name: c.Name, TriggerKeywords: c.TriggerKeywords.V, ContextType: c.ContextType, Content: chatbot.MaskContext(c.ContextType, c.Content),
 		Priority: c.Priority, Enabled: c.Enabled, CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt)}
 }
 
@@ -157,7 +157,7 @@ type flowResp struct {
 
 func toFlowResp(f models.ChatbotFlow) flowResp {
 	return flowResp{ID: f.ID, Name: f.Name, TriggerKeywords: f.TriggerKeywords.V, InitialMessage: f.InitialMessage,
-		CompletionMessage: f.CompletionMessage, Enabled: f.Enabled, PanelConfig: f.PanelConfig.V, Steps: f.Steps.V,
+		CompletionMessage: f.CompletionMessage, Enabled: f.Enabled, PanelConfig: f.PanelConfig.V, Steps: chatbot.MaskSteps(f.Steps.V),
 		CreatedAt: web.UTC(f.CreatedAt), UpdatedAt: web.UTC(f.UpdatedAt)}
 }
 

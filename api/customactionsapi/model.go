@@ -16,7 +16,7 @@ type actionRequest struct {
 	Name         *string        `json:"name" description:"The button's label, unique in the organization (case-insensitive), at most 100 characters. Required on create."`
 	Icon         *string        `json:"icon" description:"ticket, user, bar-chart, link, phone, mail, file-text, external-link, zap, globe or code; default zap."`
 	ActionType   *string        `json:"action_type" description:"webhook, url or javascript. Required on create."`
-	Config       map[string]any `json:"config" description:"By type: webhook {url, method (POST, GET, PUT, PATCH; default POST), headers (object of strings), body (a JSON template)}; url {url, open_in_new_tab (default true)}; javascript {code}. Required on create; on update it replaces the stored config."`
+	Config       map[string]any `json:"config" description:"By type: webhook {url, method (POST, GET, PUT, PATCH; default POST), headers (object of strings), body (a JSON template)}; url {url, open_in_new_tab (default true)}; javascript {code}. Required on create; on update it replaces the stored config. Header values and a URL's credentials are answered masked (********); sending the mask back keeps the stored value."`
 	IsActive     *bool          `json:"is_active"`
 	DisplayOrder *int           `json:"display_order"`
 }
@@ -39,10 +39,7 @@ type actionResp struct {
 }
 
 func toActionResp(a models.CustomAction) actionResp {
-	cfg := a.Config.V
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
+	cfg := customactions.MaskConfig(a.Config.V)
 	return actionResp{ID: a.ID, Name: a.Name, Icon: a.Icon, ActionType: a.ActionType, Config: cfg, IsActive: a.IsActive,
 		DisplayOrder: a.DisplayOrder, CreatedAt: web.UTC(a.CreatedAt), UpdatedAt: web.UTC(a.UpdatedAt)}
 }

@@ -64,7 +64,7 @@ func (h *Handlers) create(c *gin.Context) {
 		return
 	}
 	p := web.Principal(c)
-	v, created, err := h.transfers.Create(c.Request.Context(), p.OrgID, transfers.CreateInput{ContactID: *contactID, TeamID: teamID,
+	v, created, err := h.transfers.CreateFor(c.Request.Context(), p.OrgID, caller(c), transfers.CreateInput{ContactID: *contactID, TeamID: teamID,
 		Notes: req.Notes, CreatedBy: &p.UserID})
 	if err != nil {
 		web.Fail(c, err)

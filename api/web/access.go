@@ -2,6 +2,8 @@ package web
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -13,7 +15,8 @@ import (
 type Access struct {
 	kind  accessKind
 	perm  string
-	param string // SelfOr: the path parameter naming the user
+	perms []string // AnyPerm: the keys, any one of which lets the caller through
+	param string   // SelfOr: the path parameter naming the user
 }
 
 type accessKind int
@@ -25,6 +28,7 @@ const (
 	accessSuperAdminOr
 	accessSelfOr
 	accessSuperAdmin
+	accessAnyPerm
 )
 
 // Public routes need no credentials.
@@ -35,6 +39,10 @@ func Authenticated() Access { return Access{kind: accessAuthenticated} }
 
 // Perm requires one permission key.
 func Perm(key string) Access { return Access{kind: accessPerm, perm: key} }
+
+// AnyPerm requires at least one of the keys: a route that serves several
+// kinds of work (the ICE servers serve both received and placed calls).
+func AnyPerm(keys ...string) Access { return Access{kind: accessAnyPerm, perms: keys} }
 
 // SuperAdminOr lets super admins and holders of key through.
 func SuperAdminOr(key string) Access { return Access{kind: accessSuperAdminOr, perm: key} }
@@ -48,6 +56,18 @@ func SuperAdmin() Access { return Access{kind: accessSuperAdmin} }
 
 // Permission is the key the route checks, "" when none.
 func (a Access) Permission() string { return a.perm }
+
+// Keys are the permission keys any one of which the route accepts (nil
+// when it checks none).
+func (a Access) Keys() []string {
+	if a.kind == accessAnyPerm {
+		return slices.Clone(a.perms)
+	}
+	if a.perm != "" {
+		return []string{a.perm}
+	}
+	return nil
+}
 
 // NeedsAuth reports whether credentials are required.
 func (a Access) NeedsAuth() bool { return a.kind != accessPublic }
@@ -65,6 +85,8 @@ func (a Access) Allows(p *identity.Principal, c *gin.Context) bool {
 		return c.Param(a.param) == p.UserID.String() || p.Can(a.perm)
 	case accessSuperAdmin:
 		return p.IsSuperAdmin
+	case accessAnyPerm:
+		return slices.ContainsFunc(a.perms, p.Can)
 	}
 	return false
 }
@@ -84,6 +106,12 @@ func (a Access) String() string {
 		return "self, or `" + a.perm + "`"
 	case accessSuperAdmin:
 		return "super admin"
+	case accessAnyPerm:
+		keys := make([]string, len(a.perms))
+		for i, k := range a.perms {
+			keys[i] = "`" + k + "`"
+		}
+		return "one of " + strings.Join(keys, ", ")
 	}
 	return fmt.Sprintf("access(%d)", a.kind)
 }

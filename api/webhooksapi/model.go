@@ -33,6 +33,7 @@ type webhookResp struct {
 }
 
 func toWebhookResp(v webhooks.View) webhookResp {
+	v = webhooks.Masked(v)
 	return webhookResp{ID: v.ID, Name: v.Name, URL: v.URL, Events: v.Events.V, Headers: v.Headers.V, HasSecret: v.HasSecret,
 		IsActive: v.IsActive, CreatedAt: web.UTC(v.CreatedAt), UpdatedAt: web.UTC(v.UpdatedAt)}
 }

@@ -326,3 +326,43 @@ func TestAgentsControlOnlyTheirOwnCalls(t *testing.T) {
 	e.Do("POST", "/api/call-transfers/"+tr.ID+"/hangup", nil, manager).Expect(t, 200)
 	e.waitLog(tr.CallLogID, models.CallCompleted)
 }
+
+// A call moved to a team waits for that team: an agent outside it cannot
+// take it (403, and the transfer still waits), a member can.
+func TestCallTransfersStayInTheirTeam(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 0, 0)
+	member := e.CreateUser(e.admin, "calls-billing@example.test", "Agent")
+	outsider := e.CreateUser(e.admin, "calls-outsider@example.test", "Agent")
+	var team struct {
+		ID string `json:"id"`
+	}
+	e.Do("POST", "/api/teams", map[string]any{"name": "Billing", "assignment_strategy": "manual"}, e.admin).Expect(t, 201).Into(t, &team)
+	e.Do("POST", "/api/teams/"+team.ID+"/members", map[string]any{"user_id": member.User.ID, "role": "agent"}, e.admin).Expect(t, 201)
+
+	sc, tr := e.call()
+	e.connect(e.admin, e.agent("first"), tr.ID, "FIRST")
+	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": team.ID}, e.admin).Expect(t, 200)
+	next := e.waitTransfer(sc.ID, models.TransferWaiting)
+	if next.ID == tr.ID || next.TeamID != team.ID || next.AgentID != "" {
+		t.Fatalf("the team's transfer %+v", next)
+	}
+
+	offer, err := e.agent("outsider").Offer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Do("POST", "/api/call-transfers/"+next.ID+"/connect", map[string]any{"sdp_offer": offer}, outsider.Auth()).Expect(t, 403)
+	if !strings.Contains(r.Message, "another team") {
+		t.Errorf("outsider's connect: %q", r.Message)
+	}
+	var still transferOut
+	e.Do("GET", "/api/call-transfers/"+next.ID, nil, e.admin).Expect(t, 200).Into(t, &still)
+	if still.Status != models.TransferWaiting || still.AgentID != "" {
+		t.Fatalf("the refusal changed the transfer: %+v", still)
+	}
+	e.connect(member.Auth(), e.agent("member"), next.ID, "MEMBER")
+	if l := e.callLog(tr.CallLogID); l.AgentID != member.User.ID {
+		t.Fatalf("call log after the member took it: %+v", l)
+	}
+}

@@ -65,7 +65,13 @@ type Config struct {
 	// OutgoingWait bounds how long POST /api/calls/outgoing waits for the
 	// callee to pick up.
 	OutgoingWait time.Duration
+	// MaxInFlight bounds an organization's control requests waiting for a
+	// callbridge at once (DefaultMaxInFlight when 0).
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is Config.MaxInFlight when none is configured.
+const DefaultMaxInFlight = 16
 
 // Deps are the calling service's collaborators.
 type Deps struct {
@@ -102,6 +108,9 @@ func NewService(d Deps) *Service {
 	}
 	if d.Config.OutgoingWait <= 0 {
 		d.Config.OutgoingWait = 30 * time.Second
+	}
+	if d.Config.MaxInFlight <= 0 {
+		d.Config.MaxInFlight = DefaultMaxInFlight
 	}
 	return &Service{db: d.DB, rdb: d.Redis, accounts: d.Accounts, contacts: d.Contacts, settings: d.Settings,
 		messages: d.Messages, store: d.Store, provider: d.Provider, cfg: d.Config, log: d.Log}

@@ -142,11 +142,33 @@ func (s *Service) Connect(ctx context.Context, c Caller, transferID uuid.UUID, s
 	if t.AgentID != nil && *t.AgentID != c.UserID {
 		return "", apperr.Forbiddenf("this call transfer is assigned to another agent")
 	}
+	if err := s.mayTake(ctx, c, t); err != nil {
+		return "", err
+	}
 	rep, err := s.control(ctx, &Request{Op: OpConnect, OrgID: c.OrgID, CallLogID: t.CallLogID, TransferID: t.ID, UserID: c.UserID, SDP: sdpOffer})
 	if err != nil {
 		return "", err
 	}
 	return rep.SDP, nil
+}
+
+// mayTake refuses a waiting call that is another team's: a transfer to a
+// team is for its members (or the agent it is assigned to), and a
+// supervisor (transfers:assign) may take any, as for conversation
+// transfers' pickup. One without a team is for everyone.
+func (s *Service) mayTake(ctx context.Context, c Caller, t *models.CallTransfer) error {
+	if t.TeamID == nil || c.Supervisor || (t.AgentID != nil && *t.AgentID == c.UserID) {
+		return nil
+	}
+	var member bool
+	if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM team_members WHERE team_id = ? AND organization_id = ? AND user_id = ?)`,
+		*t.TeamID, c.OrgID, c.UserID).Scan(&member).Error; err != nil {
+		return err
+	}
+	if !member {
+		return apperr.Forbiddenf("this call is waiting for another team: only its members or a supervisor (transfers:assign) can take it")
+	}
+	return nil
 }
 
 // HangupTransfer ends the whole call of a transfer (the agent hangs up).

@@ -39,6 +39,7 @@ const (
 func instanceQueue(instance string) string { return "callbridge:rpc:" + instance }
 func ownerKey(callLogID uuid.UUID) string  { return "callbridge:owner:" + callLogID.String() }
 func replyKey(requestID string) string     { return "callbridge:reply:" + requestID }
+func inFlightKey(orgID uuid.UUID) string   { return "callbridge:inflight:" + orgID.String() }
 func aliveSince(now time.Time) string {
 	return strconv.FormatInt(now.Add(-AliveWithin).UnixMilli(), 10)
 }
@@ -162,11 +163,38 @@ func (s *Service) post(ctx context.Context, queue string, r *Request) error {
 	return s.rdb.RPush(ctx, queue, b).Err()
 }
 
-// call queues a request and waits up to wait for its reply.
+// admit records a request in its organization's set of requests in flight
+// (scored by their deadline, so that one whose sender died leaves by
+// itself) unless the set is full: 1 admitted, 0 refused.
+var admit = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+	return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1`)
+
+// call queues a request and waits up to wait for its reply. An
+// organization has at most MaxInFlight requests waiting at once, across
+// api replicas: past it a 429 at once, and nothing is sent (a flood from
+// one tenant cannot fill the callbridges' slots, callbridge.Config.MaxRequests).
 func (s *Service) call(ctx context.Context, queue string, r *Request, wait time.Duration) (*Reply, error) {
+	now := time.Now()
 	r.ID = uuid.NewString()
 	r.ReplyTo = replyKey(r.ID)
-	r.Deadline = time.Now().Add(wait)
+	r.Deadline = now.Add(wait)
+	key := inFlightKey(r.OrgID)
+	ok, err := admit.Run(ctx, s.rdb, []string{key}, now.UnixMilli(), s.cfg.MaxInFlight, r.Deadline.UnixMilli(), r.ID,
+		(wait + time.Minute).Milliseconds()).Int()
+	if err != nil {
+		return nil, err
+	}
+	if ok == 0 {
+		return nil, apperr.TooManyAfter(time.Second, "too many call-control requests in progress for this organization (at most %d at once): retry in a moment",
+			s.cfg.MaxInFlight)
+	}
+	defer s.rdb.ZRem(context.WithoutCancel(ctx), key, r.ID)
 	if err := s.post(ctx, queue, r); err != nil {
 		return nil, err
 	}

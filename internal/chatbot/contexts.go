@@ -46,6 +46,9 @@ func (s *Service) CreateContext(ctx context.Context, orgID uuid.UUID, in Context
 	if in.Name == nil || in.ContextType == nil || in.Content == nil {
 		return nil, apperr.Invalidf("name, context_type and content are required")
 	}
+	if err := keepContextSecret(in.Content, nil); err != nil {
+		return nil, err
+	}
 	if err := s.applyContext(&c, in); err != nil {
 		return nil, err
 	}
@@ -75,6 +78,9 @@ func (s *Service) UpdateContext(ctx context.Context, orgID, id uuid.UUID, in Con
 	var c models.AIContext
 	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Take(&c, "id = ?", id).Error; err != nil {
 		return nil, notFound(err, "AI context not found")
+	}
+	if err := keepContextSecret(in.Content, &c); err != nil {
+		return nil, err
 	}
 	if err := s.applyContext(&c, in); err != nil {
 		return nil, err

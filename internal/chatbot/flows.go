@@ -61,6 +61,9 @@ func (s *Service) CreateFlow(ctx context.Context, orgID uuid.UUID, in FlowInput)
 	if in.Name == nil || in.Steps == nil {
 		return nil, apperr.Invalidf("name and steps are required")
 	}
+	if err := keepFlowSecrets(&in, nil); err != nil {
+		return nil, err
+	}
 	if err := s.applyFlow(ctx, &f, in); err != nil {
 		return nil, err
 	}
@@ -75,6 +78,9 @@ func (s *Service) CreateFlow(ctx context.Context, orgID uuid.UUID, in FlowInput)
 func (s *Service) UpdateFlow(ctx context.Context, orgID, id uuid.UUID, in FlowInput) (*models.ChatbotFlow, error) {
 	f, err := s.Flow(ctx, orgID, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := keepFlowSecrets(&in, f.Steps.V); err != nil {
 		return nil, err
 	}
 	if err := s.applyFlow(ctx, f, in); err != nil {

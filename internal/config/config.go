@@ -180,6 +180,9 @@ type Calling struct {
 	TURNSecret string   `env:"TURN_SECRET"`
 	// TURNTTL is how long one set of TURN credentials stays valid.
 	TURNTTL time.Duration `env:"TURN_TTL" envDefault:"24h"`
+	// ControlMaxInFlight bounds an organization's call-control requests
+	// waiting for a callbridge at once, across api replicas.
+	ControlMaxInFlight int `env:"CALL_CONTROL_MAX_IN_FLIGHT" envDefault:"16"`
 }
 
 // MaxTURNTTL bounds TURN_TTL: credentials handed to a browser must not
@@ -188,6 +191,9 @@ const MaxTURNTTL = 7 * 24 * time.Hour
 
 func (c Calling) validate() []error {
 	var errs []error
+	if c.ControlMaxInFlight < 1 || c.ControlMaxInFlight > 1000 {
+		errs = append(errs, errors.New("CALL_CONTROL_MAX_IN_FLIGHT must be between 1 and 1000"))
+	}
 	if len(c.STUNURLs) == 0 {
 		errs = append(errs, errors.New("STUN_URLS must list at least one stun: URL"))
 	}
@@ -329,6 +335,9 @@ type CallBridge struct {
 	UDPPortMax uint16 `env:"CALLBRIDGE_UDP_PORT_MAX" envDefault:"49999"`
 	// GatherTimeout bounds the candidate gathering before an SDP answer.
 	GatherTimeout time.Duration `env:"CALLBRIDGE_GATHER_TIMEOUT" envDefault:"2s"`
+	// MaxRequests bounds the call-control requests one instance serves at
+	// once; past it a request someone waits for is answered 503 at once.
+	MaxRequests int `env:"CALLBRIDGE_MAX_REQUESTS" envDefault:"64"`
 	// OutgoingWait is how long an outgoing call rings before it ends.
 	OutgoingWait     time.Duration `env:"CALL_OUTGOING_WAIT" envDefault:"30s"`
 	RecordingEnabled bool          `env:"CALL_RECORDING_ENABLED" envDefault:"true"`
@@ -360,6 +369,9 @@ func LoadCallBridgeFrom(environ map[string]string) (CallBridge, error) {
 	}
 	if c.GatherTimeout <= 0 || c.GatherTimeout > 30*time.Second {
 		errs = append(errs, errors.New("CALLBRIDGE_GATHER_TIMEOUT must be between 0 and 30s"))
+	}
+	if c.MaxRequests < 1 || c.MaxRequests > 10000 {
+		errs = append(errs, errors.New("CALLBRIDGE_MAX_REQUESTS must be between 1 and 10000"))
 	}
 	if c.OutgoingWait <= 0 || c.OutgoingWait > 2*time.Minute {
 		errs = append(errs, errors.New("CALL_OUTGOING_WAIT must be between 0 and 2m"))

@@ -118,6 +118,11 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, by *uuid.UUID, in
 	if in.Config == nil {
 		return nil, apperr.Invalidf("config is required")
 	}
+	cfg, err := keepSecrets(in.Config, nil) // a mask on create has nothing to keep
+	if err != nil {
+		return nil, err
+	}
+	in.Config = cfg
 	a := models.CustomAction{OrganizationID: orgID, Icon: "zap", IsActive: true, CreatedBy: by}
 	if err := s.apply(&a, in); err != nil {
 		return nil, err
@@ -136,7 +141,11 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*m
 	if err != nil {
 		return nil, err
 	}
-	if in.Config == nil && in.ActionType != nil {
+	if in.Config != nil {
+		if in.Config, err = keepSecrets(in.Config, a.Config.V); err != nil {
+			return nil, err
+		}
+	} else if in.ActionType != nil {
 		in.Config = a.Config.V
 	}
 	if err := s.apply(a, in); err != nil {

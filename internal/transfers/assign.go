@@ -127,12 +127,24 @@ func (s *Service) Assign(ctx context.Context, orgID, id, agent uuid.UUID) (*View
 	return s.Get(ctx, orgID, id)
 }
 
-// Resume ends a transfer: the bot speaks to the contact again. The
-// assigned agent resumes their own; one assigned to someone else takes
-// transfers:assign.
+// Resume ends a transfer: the bot speaks to the contact again. Without
+// transfers:assign a caller resumes only what they may see (as in List: the
+// general queue, their teams' transfers, those assigned to them; a 404
+// otherwise, as for GET, so another team's transfer is not revealed), and
+// of those not one assigned to someone else (403).
 func (s *Service) Resume(ctx context.Context, orgID uuid.UUID, c Caller, id uuid.UUID) (*View, error) {
 	var events []uuid.UUID
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if !c.CanAssign {
+			var ok bool
+			if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM agent_transfers t WHERE t.organization_id = @org AND t.id = @id AND `+visible+`)`,
+				map[string]any{"org": orgID, "id": id, "user": c.UserID}).Scan(&ok).Error; err != nil {
+				return err
+			}
+			if !ok {
+				return apperr.NotFoundf("transfer not found")
+			}
+		}
 		t, err := s.lockedActive(ctx, tx, orgID, id)
 		if err != nil {
 			return err

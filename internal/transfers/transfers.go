@@ -106,6 +106,27 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in CreateInput) (
 	return v, created, err
 }
 
+// msgExists is the answer to a user who asks for a transfer of a contact
+// whose active transfer they may not see: it says that one exists (a second
+// cannot be made) and nothing of it, neither its queue, agent nor notes.
+const msgExists = "this contact already has an active transfer"
+
+// CreateFor is Create for a user (POST /api/chatbot/transfers). When the
+// contact already has an active transfer the caller may not see (visible,
+// as in List), the answer is a 409 msgExists instead of that transfer.
+func (s *Service) CreateFor(ctx context.Context, orgID uuid.UUID, c Caller, in CreateInput) (v *View, created bool, err error) {
+	v, created, err = s.Create(ctx, orgID, in)
+	if err != nil || created || c.CanAssign {
+		return v, created, err
+	}
+	if _, err := s.GetFor(ctx, orgID, c, v.ID); apperr.Is(err, apperr.NotFound) {
+		return nil, false, apperr.Conflictf(msgExists)
+	} else if err != nil {
+		return nil, false, err
+	}
+	return v, false, nil
+}
+
 // CreateIn is Create inside tx, the transaction of the caller's change (the
 // chatbot's evaluation of a message): publish, to call after tx committed,
 // enqueues the events' dispatch.

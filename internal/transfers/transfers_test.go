@@ -251,12 +251,13 @@ func TestRoundRobinAndManual(t *testing.T) {
 
 // Agents pick up from their own teams' queues and resume their own
 // transfers; assigning and resuming others' takes transfers:assign; an
-// agent sees the general queue, their teams' and their own transfers.
+// agent sees (and may resume) the general queue, their teams' and their
+// own transfers.
 func TestAgentsRights(t *testing.T) {
 	t.Parallel()
 	s, b := setup(t)
 	ctx := context.Background()
-	team, members := b.team(t, "manual", 1)
+	team, members := b.team(t, "manual", 2)
 	outsider := b.f.User(b.org, identity.RoleAgent).ID
 	v, _, err := s.Create(ctx, b.org.ID, transfers.CreateInput{ContactID: b.f.Contact(b.org.ID, nil).ID, TeamID: &team})
 	if err != nil {
@@ -275,8 +276,15 @@ func TestAgentsRights(t *testing.T) {
 	if _, err := s.Assign(ctx, b.org.ID, v.ID, members[0]); err != nil {
 		t.Fatal(err)
 	}
+	// Outside the team it is not seen, so not resumed either (404, as
+	// GetFor); a teammate sees it but it is another agent's (403).
 	_, err = s.Resume(ctx, b.org.ID, transfers.Caller{UserID: outsider}, v.ID)
+	testfactory.WantError(t, err, apperr.NotFound, "transfer not found")
+	_, err = s.Resume(ctx, b.org.ID, transfers.Caller{UserID: members[1]}, v.ID)
 	testfactory.WantError(t, err, apperr.Forbidden, "only the assigned agent or a manager")
+	if still, _ := s.Get(ctx, b.org.ID, v.ID); still.Status != models.TransferActive {
+		t.Fatalf("a refused resume changed the transfer: %+v", still)
+	}
 	if _, err := s.Resume(ctx, b.org.ID, transfers.Caller{UserID: members[0]}, v.ID); err != nil {
 		t.Fatalf("the assigned agent resumes: %v", err)
 	}

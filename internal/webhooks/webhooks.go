@@ -147,6 +147,9 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*View,
 		return nil, apperr.Invalidf("name, url and events are required")
 	}
 	w := models.Webhook{OrganizationID: orgID, IsActive: true}
+	if err := keepSecrets(&w, &in); err != nil {
+		return nil, err
+	}
 	if err := s.applyInput(&w, in); err != nil {
 		return nil, err
 	}
@@ -161,6 +164,9 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*View,
 func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*View, error) {
 	w, err := s.get(ctx, s.db, orgID, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := keepSecrets(w, &in); err != nil {
 		return nil, err
 	}
 	if err := s.applyInput(w, in); err != nil {
