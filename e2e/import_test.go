@@ -302,3 +302,40 @@ func TestImportAnswers202AndProgress(t *testing.T) {
 		t.Fatalf("contact_counts says %d after a second run", n)
 	}
 }
+
+// An import's progress endpoint echoes the file's values (numbers, names in
+// its messages) to the uploader only: a manager of the organization, who
+// may import too, sees the same messages without them.
+func TestImportProgressShowsTheFilesValuesToItsUploaderOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	a := f.admin.Auth()
+	manager := f.CreateUser(a, "manager-import@example.test", "Manager")
+	res := f.imported(t, a, "contacts", "phone_number,name\n+15550003001,Ann\n555-CALL-NOW,Bad\n+15550003001,Ann twice\n", "", false)
+	if res.Created != 1 || strings.Join(res.Messages, "|") !=
+		`row 3: phone_number: "555-CALL-NOW" is not a phone number|row 4: phone_number: +15550003001 repeats row 2; skipped` {
+		t.Fatalf("the uploader's answer %+v", res)
+	}
+	var jobID string
+	if err := f.DB.Raw(`SELECT id FROM import_jobs WHERE organization_id = ?`, f.orgID).Scan(&jobID).Error; err != nil || jobID == "" {
+		t.Fatalf("job: %v", err)
+	}
+	type progress struct {
+		Result *importResult `json:"result"`
+	}
+	var p progress
+	f.Do("GET", "/api/import/jobs/"+jobID, nil, a).Expect(t, 200).Into(t, &p)
+	if strings.Join(p.Result.Messages, "|") != strings.Join(res.Messages, "|") {
+		t.Fatalf("the uploader's progress %q", p.Result.Messages)
+	}
+	var other progress
+	r := f.Do("GET", "/api/import/jobs/"+jobID, nil, manager.Auth()).Expect(t, 200)
+	r.Into(t, &other)
+	if strings.Join(other.Result.Messages, "|") != "row 3: phone_number: not a phone number|row 4: phone_number: repeats row 2; skipped" ||
+		strings.Contains(string(r.Body), "CALL-NOW") || strings.Contains(string(r.Body), "3001") {
+		t.Fatalf("a manager's progress %s", r.Body)
+	}
+	agent := f.CreateUser(a, "agent-import-values@example.test", "Agent")
+	f.Do("GET", "/api/import/jobs/"+jobID, nil, agent.Auth()).Expect(t, 403)
+}

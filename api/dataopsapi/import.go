@@ -142,13 +142,10 @@ func (h *Handlers) importJob(c *gin.Context) {
 		return
 	}
 	p := web.Principal(c)
-	job, err := h.ops.ImportJobOf(c.Request.Context(), p.OrgID, id)
+	job, err := h.ops.ImportJobFor(c.Request.Context(), dataops.ImportViewer{OrgID: p.OrgID, UserID: p.UserID,
+		MayImport: func(table string) bool { return p.Can(table + ":import") }}, id)
 	if err != nil {
 		web.Fail(c, err)
-		return
-	}
-	if !p.Can(job.Table + ":import") {
-		web.Fail(c, apperr.Forbiddenf("importing %s needs the %s:import permission", job.Table, job.Table))
 		return
 	}
 	web.OK(c, toImportJobResp(job))
