@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"context"
+	"database/sql"
 	"strings"
 	"testing"
 
@@ -44,4 +46,38 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Fatalf("readyz down: %s", r.Body)
 	}
 	e.Do("GET", "/healthz", nil, nil).Expect(t, 200)
+}
+
+// Each of /readyz's checks has its own deadline and they run at once: a
+// database whose pool has no free connection (every one held) is reported
+// alone, not with a Redis that was never asked because the database spent
+// the shared deadline; a closed Redis is reported alone too.
+func TestReadinessNamesExactlyTheFailedChecks(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, nil)
+	sqlDB, err := e.DB.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []*sql.Conn
+	for range sqlDB.Stats().MaxOpenConnections {
+		conn, err := sqlDB.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, conn)
+	}
+	r := e.Do("GET", "/readyz", nil, nil).Expect(t, 503)
+	if r.Message != "not ready: database unreachable" {
+		t.Fatalf("with every database connection taken: %q, want the database alone", r.Message)
+	}
+	for _, conn := range held {
+		_ = conn.Close()
+	}
+	e.Do("GET", "/readyz", nil, nil).Expect(t, 200)
+
+	_ = e.Redis.Close()
+	if r := e.Do("GET", "/readyz", nil, nil).Expect(t, 503); r.Message != "not ready: redis unreachable" {
+		t.Fatalf("with Redis closed: %q, want redis alone", r.Message)
+	}
 }

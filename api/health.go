@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -23,18 +24,36 @@ type readyResp struct {
 	FFmpeg   string `json:"ffmpeg"`
 }
 
+// readyTimeout bounds each of readyz's checks.
+const readyTimeout = 2 * time.Second
+
 // readyz reports whether PostgreSQL and Redis answer; a load balancer stops
 // sending traffic to a replica that cannot reach them. A missing ffmpeg is
-// reported but keeps the replica ready: only audio uploads need it.
+// reported but keeps the replica ready: only audio uploads need it. The
+// checks run at once, each with its own deadline, so that one that hangs
+// (a database pool with no free connection) neither delays nor fails the
+// other: the answer names exactly the ones that failed.
 func (s *Server) readyz(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-	defer cancel()
-	var down []string
-	if err := s.ready.Database(ctx); err != nil {
-		down = append(down, "database")
+	checks := []struct {
+		name  string
+		check func(context.Context) error
+	}{{"database", s.ready.Database}, {"redis", s.ready.Redis}}
+	failed := make([]error, len(checks))
+	var wg sync.WaitGroup
+	for i, ch := range checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
+			defer cancel()
+			failed[i] = ch.check(ctx)
+		})
 	}
-	if err := s.ready.Redis(ctx); err != nil {
-		down = append(down, "redis")
+	wg.Wait()
+	var down []string
+	for i, err := range failed {
+		if err != nil {
+			down = append(down, checks[i].name)
+			web.Log(c).Warn("not ready", "check", checks[i].name, "error", err)
+		}
 	}
 	if len(down) > 0 {
 		web.Error(c, http.StatusServiceUnavailable, "not ready: "+strings.Join(down, " and ")+" unreachable")

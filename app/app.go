@@ -369,6 +369,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		log.Debug("the integration's DocTypes are up to date", "organizations", n)
 	}
 	limiter := ratelimit.New(in.Redis)
+	dataOps := dataopsapi.New(d.DataOps, dataopsapi.Config{ImportWait: c.ImportWait, ExportStall: c.ExportStallTimeout,
+		ExportSlots: dataops.NewExportSlots(c.ExportConcurrency, c.ExportConcurrencyPerOrg)})
 	a.Server = api.New(api.Deps{
 		Config: api.Config{
 			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
@@ -396,7 +398,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Transfers: transfersapi.New(d.Transfers, d.Settings),
 			Chatbot:   chatbotapi.New(d.Chatbot, d.Settings),
 			Flows:     pflowsapi.New(d.Flows, d.Messaging),
-			DataOps:   dataopsapi.New(d.DataOps, c.ImportWait),
+			DataOps:   dataOps,
 			Actions:   customactionsapi.New(d.Actions),
 			Catalogs:  catalogsapi.New(d.Catalogs),
 			Widgets:   widgetsapi.New(d.Widgets),

@@ -302,3 +302,68 @@ func TestImportAnswers202AndProgress(t *testing.T) {
 		t.Fatalf("contact_counts says %d after a second run", n)
 	}
 }
+
+// An import's progress endpoint echoes the file's values (numbers, names in
+// its messages) to the uploader only: a manager of the organization, who
+// may import too, sees the same messages without them.
+func TestImportProgressShowsTheFilesValuesToItsUploaderOnly(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	a := f.admin.Auth()
+	manager := f.CreateUser(a, "manager-import@example.test", "Manager")
+	res := f.imported(t, a, "contacts", "phone_number,name\n+15550003001,Ann\n555-CALL-NOW,Bad\n+15550003001,Ann twice\n", "", false)
+	if res.Created != 1 || strings.Join(res.Messages, "|") !=
+		`row 3: phone_number: "555-CALL-NOW" is not a phone number|row 4: phone_number: +15550003001 repeats row 2; skipped` {
+		t.Fatalf("the uploader's answer %+v", res)
+	}
+	var jobID string
+	if err := f.DB.Raw(`SELECT id FROM import_jobs WHERE organization_id = ?`, f.orgID).Scan(&jobID).Error; err != nil || jobID == "" {
+		t.Fatalf("job: %v", err)
+	}
+	type progress struct {
+		Result *importResult `json:"result"`
+	}
+	var p progress
+	f.Do("GET", "/api/import/jobs/"+jobID, nil, a).Expect(t, 200).Into(t, &p)
+	if strings.Join(p.Result.Messages, "|") != strings.Join(res.Messages, "|") {
+		t.Fatalf("the uploader's progress %q", p.Result.Messages)
+	}
+	var other progress
+	r := f.Do("GET", "/api/import/jobs/"+jobID, nil, manager.Auth()).Expect(t, 200)
+	r.Into(t, &other)
+	if strings.Join(other.Result.Messages, "|") != "row 3: phone_number: not a phone number|row 4: phone_number: repeats row 2; skipped" ||
+		strings.Contains(string(r.Body), "CALL-NOW") || strings.Contains(string(r.Body), "3001") {
+		t.Fatalf("a manager's progress %s", r.Body)
+	}
+	agent := f.CreateUser(a, "agent-import-values@example.test", "Agent")
+	f.Do("GET", "/api/import/jobs/"+jobID, nil, agent.Auth()).Expect(t, 403)
+}
+
+// An import file is bounded in width: a row of more than 200 columns or a
+// line over 64 KB is a 400 naming the line and the limit, and nothing is
+// stored.
+func TestImportRefusesWideFiles(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	a := f.admin.Auth()
+	for name, tc := range map[string]struct{ file, want string }{
+		"201 columns": {"phone_number,name\n+15550004001,Ann\n+15550004002" + strings.Repeat(",x", 200) + "\n",
+			"line 3 has more than 200 columns: a row may have at most 200"},
+		"a line over 64 KB": {"phone_number,name\n+15550004001," + strings.Repeat("n", 64<<10) + "\n+15550004002,Bob\n",
+			"line 2 is longer than 64 KB: a line may have at most 65536 bytes"},
+		"10 MB of commas": {"phone_number\n" + strings.Repeat(",", 10<<20-20), "line 2 has more than 200 columns"},
+	} {
+		if r := f.importCSV(t, a, "contacts", tc.file, "", false).Expect(t, 400); !strings.Contains(r.Message, tc.want) {
+			t.Errorf("%s: %q, want %q", name, r.Message, tc.want)
+		}
+	}
+	if n := f.count(t, `SELECT count(*) FROM import_jobs`) + f.count(t, `SELECT count(*) FROM contacts`); n != 0 {
+		t.Fatalf("%d jobs and contacts stored by refused imports", n)
+	}
+	// 200 columns are fine.
+	if res := f.imported(t, a, "contacts", "phone_number"+strings.Repeat(",x", 199)+"\n+15550004003\n", "", false); res.Created != 1 {
+		t.Fatalf("200 columns: %+v", res)
+	}
+}

@@ -366,3 +366,27 @@ func rawJSON(t *testing.T, s string) any {
 	}
 	return v
 }
+
+// A user has at most 50 widgets: the 51st is a 409 that stores nothing;
+// another user of the organization still creates theirs.
+func TestWidgetsPerUserAreBoundedThroughTheRouter(t *testing.T) {
+	t.Parallel()
+	e := apptest.New(t, nil)
+	a := e.Admin().Auth()
+	body := map[string]any{"name": "Inbound", "data_source": "messages", "metric": "count"}
+	for range 50 {
+		e.Do("POST", "/api/widgets", body, a).Expect(t, 201)
+	}
+	if r := e.Do("POST", "/api/widgets", body, a).Expect(t, 409); r.Message != "you have 50 widgets, the most a user may have; delete one first" {
+		t.Fatalf("51st widget: %q", r.Message)
+	}
+	var list struct {
+		Widgets []widgetJSON `json:"widgets"`
+	}
+	e.Do("GET", "/api/widgets", nil, a).Expect(t, 200).Into(t, &list)
+	if len(list.Widgets) != 50 {
+		t.Fatalf("%d widgets after the refusal", len(list.Widgets))
+	}
+	manager := e.CreateUser(a, "widgets-manager@example.test", "Manager")
+	e.Do("POST", "/api/widgets", body, manager.Auth()).Expect(t, 201)
+}

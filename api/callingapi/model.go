@@ -21,7 +21,7 @@ type callLogsQuery struct {
 	ContactID string `query:"contact_id" description:"A contact's id."`
 	Direction string `query:"direction" description:"incoming or outgoing (anything else is a 400)."`
 	IVRFlowID string `query:"ivr_flow_id" description:"An IVR flow's id."`
-	Phone     string `query:"phone" description:"Part of the caller's number; only its digits are compared."`
+	Phone     string `query:"phone" description:"Part of the caller's number; only its digits are compared. When the organization masks numbers, only the whole number matches."`
 	StartDate string `query:"start_date" description:"YYYY-MM-DD: calls created on or after that day, in the organization's timezone."`
 	EndDate   string `query:"end_date" description:"YYYY-MM-DD: calls created on or before that day (inclusive), in the organization's timezone."`
 }

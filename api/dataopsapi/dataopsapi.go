@@ -17,14 +17,27 @@ import (
 
 // Handlers serves the data operations routes.
 type Handlers struct {
-	ops        *dataops.Service
-	importWait time.Duration
+	ops *dataops.Service
+	cfg Config
 }
 
-// New builds the data operations handlers; importWait is how long an
-// import waits for the worker's result before answering 202.
-func New(ops *dataops.Service, importWait time.Duration) *Handlers {
-	return &Handlers{ops: ops, importWait: importWait}
+// Config is how the api serves data operations.
+type Config struct {
+	// ImportWait is how long an import waits for the worker's result
+	// before answering 202 (IMPORT_WAIT).
+	ImportWait time.Duration
+	// ExportStall is how long an export waits for a client that stopped
+	// reading before it cuts the connection and ends its transaction
+	// (EXPORT_STALL_TIMEOUT).
+	ExportStall time.Duration
+	// ExportSlots bounds the exports streamed at once (EXPORT_CONCURRENCY,
+	// EXPORT_CONCURRENCY_PER_ORG).
+	ExportSlots *dataops.ExportSlots
+}
+
+// New builds the data operations handlers.
+func New(ops *dataops.Service, cfg Config) *Handlers {
+	return &Handlers{ops: ops, cfg: cfg}
 }
 
 // mayExport checks the table's export permission (contacts:export or

@@ -1,7 +1,10 @@
 package dataopsapi
 
 import (
+	"errors"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -30,22 +33,35 @@ func (h *Handlers) export(c *gin.Context) {
 			tags = append(tags, t)
 		}
 	}
-	ctx := c.Request.Context()
-	exp, err := h.ops.PrepareExport(ctx, web.Principal(c).OrgID, dataops.ExportRequest{Table: req.Table, Columns: req.Columns,
+	ctx, org := c.Request.Context(), web.Principal(c).OrgID
+	exp, err := h.ops.PrepareExport(ctx, org, dataops.ExportRequest{Table: req.Table, Columns: req.Columns,
 		Search: req.Filters.Search, Tags: tags})
 	if err != nil {
 		web.Fail(c, err)
 		return
 	}
-	// A large export outlasts the server's write timeout.
-	_ = web.NoWriteDeadline(c)
+	// The export holds a database connection until its client has read
+	// the file: a slot bounds how many do at once.
+	release, err := h.cfg.ExportSlots.Take(org)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	defer release()
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Header("Content-Disposition", `attachment; filename="`+exp.FileName(time.Now())+`"`)
 	c.Status(200)
-	if err := exp.WriteTo(ctx, c.Writer); err != nil {
+	// A large export outlasts the server's write timeout, but a client
+	// that stops reading for ExportStall is cut off: its write fails, the
+	// cursor's transaction ends, and the connection returns to the pool.
+	if err := exp.WriteTo(ctx, web.StallGuard(c, h.cfg.ExportStall)); err != nil {
 		// The status is sent: all that is left is to cut the answer short,
 		// so that the client sees an incomplete file rather than a whole one.
-		web.Log(c).Warn("export interrupted", "table", req.Table, "error", err)
+		level := slog.LevelWarn
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			level = slog.LevelInfo // the client's doing, not ours
+		}
+		web.Log(c).Log(ctx, level, "export interrupted", "table", req.Table, "error", err)
 		panic(http.ErrAbortHandler)
 	}
 }

@@ -118,14 +118,14 @@ func (h *Handlers) importFile(c *gin.Context) {
 	}
 	// The wait for the worker's result may outlast HTTP_WRITE_TIMEOUT; the
 	// answer still has to go out after it.
-	_ = web.WriteDeadlineIn(c, h.importWait+30*time.Second)
+	_ = web.WriteDeadlineIn(c, h.cfg.ImportWait+30*time.Second)
 	p := web.Principal(c)
 	userID := &p.UserID
 	if p.UserID == uuid.Nil {
 		userID = nil
 	}
 	job, err := h.ops.Import(c.Request.Context(), p.OrgID, userID, dataops.ImportRequest{Table: form.table, File: form.file,
-		ColumnMapping: mapping, UpdateOnDuplicate: form.update == "true"}, h.importWait)
+		ColumnMapping: mapping, UpdateOnDuplicate: form.update == "true"}, h.cfg.ImportWait)
 	switch {
 	case err != nil:
 		web.Fail(c, err)
@@ -142,13 +142,10 @@ func (h *Handlers) importJob(c *gin.Context) {
 		return
 	}
 	p := web.Principal(c)
-	job, err := h.ops.ImportJobOf(c.Request.Context(), p.OrgID, id)
+	job, err := h.ops.ImportJobFor(c.Request.Context(), dataops.ImportViewer{OrgID: p.OrgID, UserID: p.UserID,
+		MayImport: func(table string) bool { return p.Can(table + ":import") }}, id)
 	if err != nil {
 		web.Fail(c, err)
-		return
-	}
-	if !p.Can(job.Table + ":import") {
-		web.Fail(c, apperr.Forbiddenf("importing %s needs the %s:import permission", job.Table, job.Table))
 		return
 	}
 	web.OK(c, toImportJobResp(job))

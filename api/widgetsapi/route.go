@@ -24,7 +24,7 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "Place the caller's widgets (all or none); the array's order becomes their display order", Request: layoutRequest{},
 			Response: web.MessageResp{}, Errors: []int{http.StatusNotFound}},
 		{Method: "POST", Path: "/api/widgets", Access: read, Handler: h.create,
-			Summary: "Create a widget (is_shared needs analytics:share)", Request: widgetRequest{}, Response: widgetResp{}, Status: http.StatusCreated},
+			Summary: "Create a widget (is_shared needs analytics:share; at most 50 per user, 409 past it)", Request: widgetRequest{}, Response: widgetResp{}, Status: http.StatusCreated},
 		{Method: "GET", Path: "/api/widgets/:id", Access: read, Handler: h.get,
 			Summary: "Get a widget the caller owns or that is shared", Response: widgetResp{}},
 		{Method: "PUT", Path: "/api/widgets/:id", Access: read, Handler: h.update,

@@ -10,6 +10,7 @@ import (
 
 	"wharf/internal/apperr"
 	"wharf/internal/paging"
+	"wharf/internal/phone"
 	"wharf/internal/tenant"
 	"wharf/models"
 )
@@ -42,7 +43,8 @@ type CallLogFilter struct {
 	Direction string // incoming or outgoing
 	IVRFlowID *uuid.UUID
 	// Phone matches part of the caller's number, digits only ("555 01"
-	// finds +15550100).
+	// finds +15550100); when the organization masks numbers, only the
+	// whole number (a fragment would reveal the masked digits piecewise).
 	Phone string
 	// StartDate and EndDate (YYYY-MM-DD) bound the day the call log was
 	// created, both inclusive, in the organization's timezone.
@@ -114,8 +116,20 @@ func (s *Service) ListCallLogs(ctx context.Context, orgID uuid.UUID, f CallLogFi
 		if digits == "" {
 			return nil, 0, apperr.Invalidf("phone must contain digits (a part of the caller's number)")
 		}
-		query += ` AND regexp_replace(l.caller_phone, '[^0-9]', '', 'g') LIKE @phone`
-		args["phone"] = "%" + digits + "%"
+		masked, err := s.masksNumbers(ctx, orgID)
+		if err != nil {
+			return nil, 0, err
+		}
+		if masked {
+			if n, err := phone.Normalize(raw); err == nil {
+				digits = phone.Digits(n)
+			}
+			query += ` AND regexp_replace(l.caller_phone, '[^0-9]', '', 'g') = @phone`
+			args["phone"] = digits
+		} else {
+			query += ` AND regexp_replace(l.caller_phone, '[^0-9]', '', 'g') LIKE @phone`
+			args["phone"] = "%" + digits + "%"
+		}
 	}
 	if f.StartDate != "" || f.EndDate != "" {
 		loc, err := s.orgLocation(ctx, orgID)
@@ -169,6 +183,16 @@ func (s *Service) ListTransfers(ctx context.Context, orgID uuid.UUID, status str
 // GetTransfer answers one call transfer of the organization.
 func (s *Service) GetTransfer(ctx context.Context, orgID, id uuid.UUID) (*models.CallTransfer, error) {
 	return tenant.Get[models.CallTransfer](ctx, s.db, orgID, id, MsgTransferNotFound)
+}
+
+// masksNumbers reports whether the organization masks phone numbers (no
+// settings: tests of other rules, unmasked).
+func (s *Service) masksNumbers(ctx context.Context, orgID uuid.UUID) (bool, error) {
+	if s.settings == nil {
+		return false, nil
+	}
+	_, st, err := s.settings.Get(ctx, orgID)
+	return st.MaskPhoneNumbers, err
 }
 
 // orgLocation is the organization's timezone, UTC when it has none or an

@@ -54,6 +54,9 @@ func (s *Service) LaunchTx(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, l 
 	if len(l.Recipients) > MaxImport {
 		return nil, apperr.Invalidf("at most %d recipients per campaign", MaxImport)
 	}
+	if err := checkWidth(l.Recipients); err != nil {
+		return nil, err
+	}
 	a, err := s.accounts.Get(ctx, orgID, l.AccountID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Invalidf("the account is not an account of this organization")

@@ -16,6 +16,37 @@ import (
 // MaxImport bounds one import request.
 const MaxImport = 50_000
 
+// The width of a recipient, like a row of an import file
+// (internal/dataops): at most MaxRecipientFields fields (phone_number and
+// name included) and MaxRecipientBytes of JSON. The api checks both while
+// it reads a request, before the next recipient is parsed; Import and
+// LaunchTx check the fields again for every other caller.
+const (
+	MaxRecipientFields = 200
+	MaxRecipientBytes  = 64 << 10
+)
+
+// RecipientTooWide refuses recipient i (from 0) for its fields.
+func RecipientTooWide(i int) error {
+	return apperr.Invalidf("recipients[%d] has more than %d fields: a recipient may have at most %d", i, MaxRecipientFields, MaxRecipientFields)
+}
+
+// RecipientTooLarge refuses recipient i (from 0) for its size.
+func RecipientTooLarge(i int) error {
+	return apperr.Invalidf("recipients[%d] is larger than 64 KB: a recipient may have at most %d bytes of JSON", i, MaxRecipientBytes)
+}
+
+// checkWidth refuses a list with a recipient of more than
+// MaxRecipientFields fields.
+func checkWidth(in []RecipientInput) error {
+	for i, r := range in {
+		if len(r) > MaxRecipientFields {
+			return RecipientTooWide(i)
+		}
+	}
+	return nil
+}
+
 // RecipientInput is one imported recipient: phone_number, name, and any
 // extra fields, kept as the recipient's data for the variable mapping.
 type RecipientInput map[string]any
@@ -51,6 +82,9 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 	}
 	if len(in) > MaxImport {
 		return nil, apperr.Invalidf("at most %d recipients per import; split the list", MaxImport)
+	}
+	if err := checkWidth(in); err != nil {
+		return nil, err
 	}
 	res := &ImportResult{}
 	seen := make(map[string]bool, len(in))

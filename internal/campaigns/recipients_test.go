@@ -2,6 +2,7 @@ package campaigns_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"wharf/internal/apperr"
@@ -70,6 +71,12 @@ func TestImport(t *testing.T) {
 		big := make([]campaigns.RecipientInput, campaigns.MaxImport+1)
 		_, err = svc.Import(ctx, bundle.org.ID, c.ID, big)
 		testfactory.WantError(t, err, apperr.Invalid, "at most 50000 recipients per import")
+		wide := campaigns.RecipientInput{"phone_number": "+15550107001"}
+		for i := len(wide); i <= campaigns.MaxRecipientFields; i++ {
+			wide[fmt.Sprintf("f%d", i)] = i
+		}
+		_, err = svc.Import(ctx, bundle.org.ID, c.ID, []campaigns.RecipientInput{{"phone_number": "+15550107000"}, wide})
+		testfactory.WantError(t, err, apperr.Invalid, "recipients[1] has more than 200 fields: a recipient may have at most 200")
 		for _, status := range []string{models.CampaignScheduled, models.CampaignPaused, models.CampaignCompleted, models.CampaignCancelled} {
 			bundle.f.DB.Model(&models.Campaign{}).Where("id = ?", c.ID).Update("status", status)
 			_, err = svc.Import(ctx, bundle.org.ID, c.ID, []campaigns.RecipientInput{{"phone_number": "+15550107000"}})

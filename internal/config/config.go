@@ -265,6 +265,16 @@ type API struct {
 	// ImportWait is how long POST /api/import waits for the worker's result
 	// before answering 202 with the job's progress endpoint.
 	ImportWait time.Duration `env:"IMPORT_WAIT" envDefault:"1m"`
+
+	// ExportStallTimeout is how long an export waits for a client that
+	// stopped reading before it cuts the connection and ends the export's
+	// transaction.
+	ExportStallTimeout time.Duration `env:"EXPORT_STALL_TIMEOUT" envDefault:"30s"`
+	// ExportConcurrency bounds the exports one api process streams at once
+	// (each holds a database connection while its client reads), and
+	// ExportConcurrencyPerOrg those of one organization among them.
+	ExportConcurrency       int `env:"EXPORT_CONCURRENCY" envDefault:"8"`
+	ExportConcurrencyPerOrg int `env:"EXPORT_CONCURRENCY_PER_ORG" envDefault:"3"`
 }
 
 // Worker configures bin/worker.
@@ -415,6 +425,17 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	}
 	if c.ImportWait < 0 || c.ImportWait > 10*time.Minute {
 		errs = append(errs, errors.New("IMPORT_WAIT must be between 0 and 10m"))
+	}
+	if c.ExportStallTimeout <= 0 || c.ExportStallTimeout > 10*time.Minute {
+		errs = append(errs, errors.New("EXPORT_STALL_TIMEOUT must be positive and at most 10m"))
+	}
+	// At most half of the api's 25 pooled database connections
+	// (internal/database), so that exports never starve other requests.
+	if c.ExportConcurrency < 1 || c.ExportConcurrency > 12 {
+		errs = append(errs, errors.New("EXPORT_CONCURRENCY must be between 1 and 12 (about half the database pool: each export holds a connection)"))
+	}
+	if c.ExportConcurrencyPerOrg < 1 || c.ExportConcurrencyPerOrg > c.ExportConcurrency {
+		errs = append(errs, errors.New("EXPORT_CONCURRENCY_PER_ORG must be between 1 and EXPORT_CONCURRENCY"))
 	}
 	if c.RateLimitBulkPerMinute <= 0 {
 		errs = append(errs, errors.New("RATE_LIMIT_BULK_PER_MINUTE must be positive"))

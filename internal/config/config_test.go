@@ -218,3 +218,27 @@ func TestCallingICEConfig(t *testing.T) {
 		t.Fatalf("calling %+v", c.Calling)
 	}
 }
+
+// Exports: the stall timeout and the concurrency bounds default to 30 s, 8
+// and 3 per organization; a bound that could take most of the database pool,
+// or a per-organization bound above the process's, is refused at start-up.
+func TestExportLimits(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil || c.ExportStallTimeout != 30*time.Second || c.ExportConcurrency != 8 || c.ExportConcurrencyPerOrg != 3 {
+		t.Fatalf("defaults %s %d %d (%v)", c.ExportStallTimeout, c.ExportConcurrency, c.ExportConcurrencyPerOrg, err)
+	}
+	for set, want := range map[[2]string]string{
+		{"EXPORT_STALL_TIMEOUT", "0s"}:      "EXPORT_STALL_TIMEOUT",
+		{"EXPORT_STALL_TIMEOUT", "11m"}:     "EXPORT_STALL_TIMEOUT",
+		{"EXPORT_CONCURRENCY", "0"}:         "EXPORT_CONCURRENCY must be between 1 and 12",
+		{"EXPORT_CONCURRENCY", "25"}:        "EXPORT_CONCURRENCY must be between 1 and 12",
+		{"EXPORT_CONCURRENCY_PER_ORG", "0"}: "EXPORT_CONCURRENCY_PER_ORG",
+		{"EXPORT_CONCURRENCY_PER_ORG", "9"}: "EXPORT_CONCURRENCY_PER_ORG must be between 1 and EXPORT_CONCURRENCY",
+	} {
+		env := base()
+		env[set[0]] = set[1]
+		if _, err := config.LoadAPIFrom(env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s: %v, want %q", set[0], set[1], err, want)
+		}
+	}
+}

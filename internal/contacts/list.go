@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/paging"
+	"wharf/internal/phone"
 	"wharf/models"
 )
 
@@ -15,6 +16,36 @@ import (
 type Filter struct {
 	Search    string     // matches the name, profile name or phone number anywhere
 	AccountID *uuid.UUID // contacts of one account
+	// MaskedNumbers is set when the organization masks phone numbers: a
+	// Search that is NumberLike then matches only a whole number, and no
+	// other Search matches a number (see SearchCondition).
+	MaskedNumbers bool
+}
+
+// SearchCondition is the WHERE condition of a contact search for term (not
+// empty) over columns name, profile_name and phone_number, with its
+// arguments. Unmasked, the term matches any of them anywhere
+// (case-insensitive). Masked, a term made only of digits and phone
+// punctuation (phone.NumberLike) matches the contact whose number it is,
+// normalised, and nothing else (no fragment, no name: the masked digits of
+// a number or of a name that looks like one must not be found piecewise);
+// any other term matches names only, where it cannot hit masked digits.
+// The export's contact search applies the same rule (internal/dataops).
+func SearchCondition(term string, masked bool) (string, []any) {
+	switch {
+	case !masked:
+		p := paging.Contains(term)
+		return "(name ILIKE ? OR profile_name ILIKE ? OR phone_number ILIKE ?)", []any{p, p, p}
+	case phone.NumberLike(term):
+		n, err := phone.Normalize(term)
+		if err != nil {
+			return "false", nil
+		}
+		return "phone_number = ?", []any{n}
+	default:
+		p := paging.Contains(term)
+		return "(name ILIKE ? OR profile_name ILIKE ?)", []any{p, p}
+	}
 }
 
 // Total is a list's number of rows. Estimate is set when counting exactly
@@ -60,8 +91,8 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	if search != "" {
 		// A search reads its page first: most searches (a number, a name)
 		// match fewer contacts than a page, and then the page is the count.
-		p := paging.Contains(search)
-		q = q.Where("(name ILIKE ? OR profile_name ILIKE ? OR phone_number ILIKE ?)", p, p, p)
+		cond, args := SearchCondition(search, f.MaskedNumbers)
+		q = q.Where(cond, args...)
 		if err = q.Session(&gorm.Session{}).Order(listOrder).Limit(pg.Limit).Offset(offset).Find(&rows).Error; err != nil {
 			return nil, Total{}, err
 		}

@@ -180,3 +180,39 @@ func TestListIsScopedToTheOrganization(t *testing.T) {
 		t.Fatalf("search finds %d rows of another organization (%v)", len(rows), err)
 	}
 }
+
+// With masked numbers a search matches a number only whole, and names by
+// text; a fragment of a number, or of a name that looks like one, finds
+// nothing. Unmasked, fragments find.
+func TestMaskedSearchMatchesOnlyWholeNumbers(t *testing.T) {
+	t.Parallel()
+	s, b := setupList(t)
+	exec(t, b.db, `INSERT INTO contacts (organization_id, phone_number, name) VALUES (?, '+15550190001', 'Ann'),
+		(?, '+15550190002', '+1 555 077 1234'), (?, '+15550190003', 'Bob 555')`, b.org, b.org, b.org)
+	names := func(search string, masked bool) string {
+		t.Helper()
+		rows, _, err := s.List(context.Background(), b.org, Filter{Search: search, MaskedNumbers: masked}, paging.Params{Page: 1, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range rows {
+			out = append(out, v.Name)
+		}
+		return strings.Join(out, "|")
+	}
+	for search, want := range map[string]string{"0190001": "Ann", "077 12": "+1 555 077 1234", "Bob": "Bob 555"} {
+		if got := names(search, false); got != want {
+			t.Errorf("unmasked %q: %q, want %q", search, got, want)
+		}
+	}
+	for search, want := range map[string]string{
+		"0190001": "", "555": "", "077 12": "", "+1555": "", // fragments: nothing
+		"+1 (555) 019-0001": "Ann", "15550190001": "Ann", // whole numbers
+		"Bob": "Bob 555", "ann": "Ann", "Bob 5": "Bob 555", // names, which no masked value matches
+	} {
+		if got := names(search, true); got != want {
+			t.Errorf("masked %q: %q, want %q", search, got, want)
+		}
+	}
+}

@@ -11,10 +11,16 @@ import (
 	"wharf/internal/apperr"
 )
 
-// The limits of an import file (the spec's).
+// The limits of an import file: its size and data rows (the spec's), and
+// its width: the columns of a row and the bytes of a line. Width is checked
+// before the file is parsed, because the CSV reader builds every cell of a
+// record first: one 10 MB line of commas would be ten million cells, about
+// a gigabyte of the api's memory.
 const (
-	MaxImportBytes = 10 << 20
-	MaxImportRows  = 10000
+	MaxImportBytes   = 10 << 20
+	MaxImportRows    = 10000
+	MaxImportColumns = 200
+	MaxImportLine    = 64 << 10
 )
 
 // record is a data row of an import file. row is its number as a
@@ -47,12 +53,19 @@ func parseCSV(data []byte) (*csvFile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, apperr.Invalidf("the file is empty: it needs a header row")
 	}
+	sep := separator(data)
+	if err := checkWidth(data, byte(sep)); err != nil {
+		return nil, err
+	}
 	r := csv.NewReader(bytes.NewReader(data))
-	r.Comma = separator(data)
+	r.Comma = sep
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
 		return nil, csvError(err)
+	}
+	if len(header) > MaxImportColumns { // checkWidth's count, should the reader ever count otherwise
+		return nil, tooWide(1)
 	}
 	// A spreadsheet shows a record as one row however many lines its quoted
 	// fields span: the row of a record is its first line less the line
@@ -71,6 +84,9 @@ func parseCSV(data []byte) (*csvFile, error) {
 			return nil, csvError(err)
 		}
 		line, _ := r.FieldPos(0)
+		if len(cells) > MaxImportColumns {
+			return nil, tooWide(line)
+		}
 		row := line - inside
 		inside += newlines(cells)
 		if blank(cells) {
@@ -82,6 +98,58 @@ func parseCSV(data []byte) (*csvFile, error) {
 		f.records = append(f.records, record{row: row, cells: cells})
 	}
 	return f, nil
+}
+
+// checkWidth refuses a file with a line longer than MaxImportLine bytes
+// (its line break not counted) or a row of more than MaxImportColumns
+// cells, in one pass over the bytes that allocates nothing, before the CSV
+// reader sees them. Quotes are followed as the reader follows them in a
+// valid file (a quote opens or closes a quoted field, "" inside one toggles
+// twice), so a separator or a line break inside quotes makes no cell and
+// no row; in an invalid file the reader stops at the first stray quote,
+// before the two could disagree. Lines are the file's lines, 1 the header.
+func checkWidth(data []byte, sep byte) error {
+	line, start, cells, quoted := 1, 0, 1, false
+	long := func(end int) bool {
+		n := end - start
+		if n > 0 && data[end-1] == '\r' {
+			n--
+		}
+		return n > MaxImportLine
+	}
+	for i, b := range data {
+		switch b {
+		case '"':
+			quoted = !quoted
+		case sep:
+			if quoted {
+				continue
+			}
+			if cells++; cells > MaxImportColumns {
+				return tooWide(line)
+			}
+		case '\n':
+			if long(i) {
+				return tooLong(line)
+			}
+			line, start = line+1, i+1
+			if !quoted {
+				cells = 1
+			}
+		}
+	}
+	if long(len(data)) {
+		return tooLong(line)
+	}
+	return nil
+}
+
+func tooWide(line int) error {
+	return apperr.Invalidf("line %d has more than %d columns: a row may have at most %d", line, MaxImportColumns, MaxImportColumns)
+}
+
+func tooLong(line int) error {
+	return apperr.Invalidf("line %d is longer than 64 KB: a line may have at most %d bytes", line, MaxImportLine)
 }
 
 // separator is ";" when the header line (up to its first line break

@@ -3,6 +3,7 @@ package dataops
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,5 +104,57 @@ func TestPlanImportMatchesHeaders(t *testing.T) {
 		if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
 		}
+	}
+}
+
+// Width: at most 200 cells a row and 64 KB a line, refused with the line's
+// number before the CSV reader builds a cell; separators and line breaks
+// inside quotes make no cell and no line of a row.
+func TestParseCSVRefusesWideFiles(t *testing.T) {
+	t.Parallel()
+	cols := func(n int) string { return strings.Repeat("a,", n-1) + "a" }
+	for name, tc := range map[string]struct {
+		data string
+		want string // "" accepts
+	}{
+		"200 columns":               {"phone_number\n" + cols(200) + "\n", ""},
+		"201 columns in the header": {cols(201) + "\n+15550100001\n", "line 1 has more than 200 columns: a row may have at most 200"},
+		"201 columns on line 3":     {"phone_number\n+15550100001\n" + cols(201) + "\n", "line 3 has more than 200 columns"},
+		"201 columns with ;":        {"phone_number;name\n" + strings.Repeat("a;", 200) + "a\n", "line 2 has more than 200 columns"},
+		"separators inside quotes":  {"phone_number\n\"" + strings.Repeat(",", 500) + "\"\n", ""},
+		"a quoted row over lines":   {"phone_number,notes\n1,\"" + strings.Repeat(",\n", 300) + "\",x\n", ""},
+		"a line of 64 KB":           {"phone_number\n" + strings.Repeat("a", MaxImportLine) + "\r\n", ""},
+		"a line over 64 KB":         {"phone_number\n1\n" + strings.Repeat("a", MaxImportLine+1) + "\n", "line 3 is longer than 64 KB: a line may have at most 65536 bytes"},
+		"the last line over 64 KB":  {"phone_number\n" + strings.Repeat("a", MaxImportLine+1), "line 2 is longer than 64 KB"},
+		"a quoted line over 64 KB":  {"phone_number\n\"a\n" + strings.Repeat("b", MaxImportLine+1) + "\"\n", "line 3 is longer than 64 KB"},
+		"64 KB lines of one quoted": {"phone_number\n\"" + strings.Repeat(strings.Repeat("b", MaxImportLine-1)+"\n", 3) + "\"\n", ""},
+		"a header line over 64 KB":  {strings.Repeat("h", MaxImportLine+1) + "\n1\n", "line 1 is longer than 64 KB"},
+		"the limit counts no CR/LF": {"phone_number\r\n" + strings.Repeat("a", MaxImportLine) + "\r\n1\r\n", ""},
+	} {
+		_, err := parseCSV([]byte(tc.data))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", name, err)
+		case tc.want != "" && (!apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+// A 10 MB line of commas is refused before it is parsed: the refusal
+// allocates next to nothing, where the CSV reader would build ten million
+// cells (hundreds of MB). Not parallel: it measures the process's
+// allocations.
+func TestParseCSVRefusesAWideLineBeforeParsingIt(t *testing.T) {
+	data := append([]byte("phone_number\n"), bytes.Repeat([]byte(","), MaxImportBytes-20)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := parseCSV(data)
+	runtime.ReadMemStats(&after)
+	if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), "line 2 has more than 200 columns") {
+		t.Fatalf("%v", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("%d bytes allocated to refuse the file: it was parsed", n)
 	}
 }

@@ -15,7 +15,6 @@ import (
 
 	"wharf/internal/apperr"
 	"wharf/internal/orgsettings"
-	"wharf/internal/paging"
 )
 
 // ExportRequest is what to export.
@@ -87,7 +86,7 @@ func (e *Export) WriteTo(ctx context.Context, w io.Writer) error {
 		if err := tx.Exec("SET TRANSACTION READ ONLY").Error; err != nil {
 			return err
 		}
-		if err := tx.Exec("DECLARE "+cursor+" NO SCROLL CURSOR FOR "+query, args).Error; err != nil {
+		if err := tx.Exec("DECLARE "+cursor+" NO SCROLL CURSOR FOR "+query, args...).Error; err != nil {
 			return err
 		}
 		for {
@@ -132,22 +131,25 @@ func (e *Export) WriteTo(ctx context.Context, w io.Writer) error {
 }
 
 // query is the export's SELECT, one expression per column, in a stable
-// order, scoped to the organization and filtered.
-func (e *Export) query() (string, map[string]any) {
+// order, scoped to the organization and filtered. A search follows the
+// organization's masking (a number matches only whole when numbers are
+// masked), as the contacts list's does.
+func (e *Export) query() (string, []any) {
 	exprs := make([]string, len(e.columns))
 	for i, c := range e.columns {
 		exprs[i] = c.expr
 	}
-	args := map[string]any{"org": e.orgID}
-	where := []string{"t.organization_id = @org"}
+	args := []any{e.orgID}
+	where := []string{"t.organization_id = ?"}
 	if term := strings.TrimSpace(e.req.Search); term != "" {
-		args["search"] = paging.Contains(term)
-		where = append(where, e.table.search)
+		cond, condArgs := e.table.search(term, e.mask.Masks())
+		where = append(where, cond)
+		args = append(args, condArgs...)
 	}
 	if len(e.req.Tags) > 0 {
-		args["tags"] = lower(e.req.Tags)
+		args = append(args, lower(e.req.Tags))
 		where = append(where, `EXISTS (SELECT 1 FROM contact_tags ct JOIN tags g ON g.id = ct.tag_id
-			WHERE ct.contact_id = t.id AND lower(g.name) IN @tags)`)
+			WHERE ct.contact_id = t.id AND lower(g.name) IN ?)`)
 	}
 	return "SELECT " + strings.Join(exprs, ", ") + " FROM " + e.table.from + " WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY " + e.table.order, args

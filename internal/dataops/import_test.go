@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wharf/internal/apperr"
 	"wharf/internal/contacts"
 	"wharf/internal/dataops"
 	"wharf/internal/orgsettings"
@@ -137,6 +138,109 @@ func TestImportContactsRowByRow(t *testing.T) {
 	}
 	if n := b.f.Count("contacts", "organization_id = ?", other.ID); n != 0 {
 		t.Fatalf("the other organization got %d contacts", n)
+	}
+}
+
+// An import's progress shows the file's values (in its messages) to its
+// uploader only: another user of the organization with the import
+// permission sees the same messages without them, one without the
+// permission gets 403, another organization 404. Results stored before
+// messages were kept redacted show others only the rows.
+func TestImportJobShowsTheFilesValuesToItsUploaderOnly(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	other := b.f.Org()
+	b.f.Account(other.ID, func(a *models.PlatformAccount) { a.Name = "Theirs" })
+	uploader, colleague := b.f.User(b.org, "Admin"), b.f.User(b.org, "Admin")
+	outsider := b.f.User(other, "Agent")
+	long := strings.Repeat("x", 51)
+	staged := func(table, file string) uuid.UUID {
+		id := b.stage(t, b.org.ID, table, file, nil, false)
+		if err := b.f.DB.Model(&models.ImportJob{}).Where("id = ?", id).Update("user_id", uploader.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.s.RunImport(context.Background(), b.org.ID, id, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	view := func(id uuid.UUID, user uuid.UUID, mayImport bool) (*dataops.ImportJob, error) {
+		return b.s.ImportJobFor(context.Background(), dataops.ImportViewer{OrgID: b.org.ID, UserID: user,
+			MayImport: func(string) bool { return mayImport }}, id)
+	}
+	messages := func(id uuid.UUID, user uuid.UUID, mayImport bool) string {
+		t.Helper()
+		job, err := view(id, user, mayImport)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != uploader.ID && job.Result.RedactedMessages != nil {
+			t.Fatal("the redacted messages are answered besides the messages")
+		}
+		return strings.Join(job.Result.Messages, "\n")
+	}
+
+	contactsID := staged("contacts", "phone_number,name,tags,platform_account,assigned_user_id\n"+
+		"+15550100001,Ann,,,\n"+ // row 2
+		"abc555,Bad,,,\n"+ // row 3
+		"+15550100002,Bob,,Theirs,\n"+ // row 4
+		"+15550100003,Cy,,,not-a-uuid\n"+ // row 5
+		"+15550100004,Di,,,"+outsider.ID.String()+"\n"+ // row 6
+		",NoPhone,,,\n"+ // row 7
+		"+15550100001,Ann again,,,\n"+ // row 8: row 2's number
+		"+15550100006,Fay,"+long+",,\n") // row 9
+	full := strings.Join([]string{
+		`row 3: phone_number: "abc555" is not a phone number`,
+		`row 4: platform_account: "Theirs" is not an account of this organization`,
+		`row 5: assigned_user_id: "not-a-uuid" is not a UUID`,
+		`row 6: assigned_user_id: ` + outsider.ID.String() + ` is not a member of this organization`,
+		`row 7: phone_number: missing`,
+		`row 8: phone_number: +15550100001 repeats row 2; skipped`,
+		`row 9: tags: "` + long + `" is longer than 50 characters`,
+	}, "\n")
+	redacted := strings.Join([]string{
+		`row 3: phone_number: not a phone number`,
+		`row 4: platform_account: not an account of this organization`,
+		`row 5: assigned_user_id: not a UUID`,
+		`row 6: assigned_user_id: not a member of this organization`,
+		`row 7: phone_number: missing`,
+		`row 8: phone_number: repeats row 2; skipped`,
+		`row 9: tags: a tag is longer than 50 characters`,
+	}, "\n")
+	if got := messages(contactsID, uploader.ID, true); got != full {
+		t.Fatalf("the uploader sees:\n%s\nwant:\n%s", got, full)
+	}
+	if got := messages(contactsID, uploader.ID, false); got != full {
+		t.Fatalf("the uploader without the permission sees:\n%s", got)
+	}
+	if got := messages(contactsID, colleague.ID, true); got != redacted {
+		t.Fatalf("a colleague sees:\n%s\nwant:\n%s", got, redacted)
+	}
+	if _, err := view(contactsID, colleague.ID, false); !apperr.Is(err, apperr.Forbidden) {
+		t.Fatalf("a colleague without the permission: %v, want 403", err)
+	}
+	if _, err := b.s.ImportJobFor(context.Background(), dataops.ImportViewer{OrgID: other.ID, UserID: outsider.ID,
+		MayImport: func(string) bool { return true }}, contactsID); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("another organization: %v, want 404", err)
+	}
+
+	tagsID := staged("tags", "name,color\n"+long+",pink\nGold,\ngold,red\n")
+	if got, want := messages(tagsID, colleague.ID, true),
+		"row 2: name: longer than 50 characters; color: not one of blue, red, green, yellow, purple, gray\n"+
+			"row 4: name: repeats row 3; skipped"; got != want {
+		t.Fatalf("a colleague sees:\n%s\nwant:\n%s", got, want)
+	}
+	if got := messages(tagsID, uploader.ID, true); !strings.Contains(got, `"pink"`) || !strings.Contains(got, `"gold" repeats row 3`) {
+		t.Fatalf("the uploader sees:\n%s", got)
+	}
+
+	// A result stored before redacted messages were kept.
+	if err := b.f.DB.Exec(`UPDATE import_jobs SET result = result - 'redacted_messages' WHERE id = ?`, contactsID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if got := messages(contactsID, colleague.ID, true); !strings.HasPrefix(got, "row 3: the details are shown to the uploader only\n") ||
+		strings.Contains(got, "abc555") || strings.Count(got, "\n") != 6 {
+		t.Fatalf("a colleague sees an older result as:\n%s", got)
 	}
 }
 

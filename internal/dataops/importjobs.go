@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"wharf/internal/apperr"
 	"wharf/internal/tenant"
 	"wharf/jobs"
 	"wharf/models"
@@ -30,19 +32,43 @@ type ImportRequest struct {
 // ImportResult is what an import did. Errors counts the rows refused and
 // Skipped the rows not written (duplicates of an earlier row of the file,
 // and rows of existing records when not updating); Messages describe the
-// refused rows and the file's duplicates, up to 1,000.
+// refused rows and the file's duplicates, up to 1,000, with the values of
+// the cells at fault. RedactedMessages are the same messages without any
+// value of the file, for users other than the uploader (stored with the
+// result; results stored before it have none, see Redacted).
 type ImportResult struct {
-	Created  int      `json:"created"`
-	Updated  int      `json:"updated"`
-	Skipped  int      `json:"skipped"`
-	Errors   int      `json:"errors"`
-	Messages []string `json:"messages"`
+	Created          int      `json:"created"`
+	Updated          int      `json:"updated"`
+	Skipped          int      `json:"skipped"`
+	Errors           int      `json:"errors"`
+	Messages         []string `json:"messages"`
+	RedactedMessages []string `json:"redacted_messages,omitempty"`
+}
+
+// Redacted answers the result as users other than the uploader see it:
+// the messages name rows, columns and problems but no value of the file. A
+// result stored before redacted messages were kept shows only the rows.
+func (r ImportResult) Redacted() ImportResult {
+	out := r
+	out.RedactedMessages = nil
+	out.Messages = r.RedactedMessages
+	if out.Messages == nil {
+		out.Messages = make([]string, len(r.Messages))
+		for i, m := range r.Messages {
+			if row, _, ok := strings.Cut(m, ": "); ok && strings.HasPrefix(row, "row ") {
+				m = row + ": the details are shown to the uploader only"
+			}
+			out.Messages[i] = m
+		}
+	}
+	return out
 }
 
 // ImportJob is an import's state, for the endpoint that waits and the
 // progress endpoint.
 type ImportJob struct {
 	ID            uuid.UUID
+	UserID        *uuid.UUID // the uploader; nil when the user was deleted
 	Table         string
 	Status        string // queued, running, done, failed
 	TotalRows     int
@@ -108,14 +134,46 @@ func (s *Service) Import(ctx context.Context, orgID uuid.UUID, userID *uuid.UUID
 	return out, err
 }
 
-// ImportJobOf answers an import of the organization (404 for another's).
+// ImportViewer is who asks for an import's progress: a user of the
+// organization, and whether it holds a table's import permission.
+type ImportViewer struct {
+	OrgID     uuid.UUID
+	UserID    uuid.UUID
+	MayImport func(table string) bool
+}
+
+// ImportJobFor answers an import of the viewer's organization (404 for
+// another's) as the viewer may see it: its uploader sees it whole; another
+// user needs the table's import permission (403) and sees the result's
+// messages without the file's values (ImportResult.Redacted), since the
+// file may hold numbers and names that user would not see otherwise.
+func (s *Service) ImportJobFor(ctx context.Context, v ImportViewer, id uuid.UUID) (*ImportJob, error) {
+	job, err := s.ImportJobOf(ctx, v.OrgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if job.UserID != nil && *job.UserID == v.UserID {
+		return job, nil
+	}
+	if !v.MayImport(job.Table) {
+		return nil, apperr.Forbiddenf("importing %s needs the %s:import permission", job.Table, job.Table)
+	}
+	if job.Result != nil {
+		r := job.Result.Redacted()
+		job.Result = &r
+	}
+	return job, nil
+}
+
+// ImportJobOf answers an import of the organization (404 for another's),
+// whole: for its uploader, and the worker.
 func (s *Service) ImportJobOf(ctx context.Context, orgID, id uuid.UUID) (*ImportJob, error) {
 	row, err := tenant.Get[models.ImportJob](ctx, s.db.Omit("file"), orgID, id, "import job not found")
 	if err != nil {
 		return nil, err
 	}
-	out := &ImportJob{ID: row.ID, Table: row.Table, Status: row.Status, TotalRows: row.TotalRows, ProcessedRows: row.ProcessedRows,
-		Error: row.Error, CreatedAt: row.CreatedAt, FinishedAt: row.FinishedAt}
+	out := &ImportJob{ID: row.ID, UserID: row.UserID, Table: row.Table, Status: row.Status, TotalRows: row.TotalRows,
+		ProcessedRows: row.ProcessedRows, Error: row.Error, CreatedAt: row.CreatedAt, FinishedAt: row.FinishedAt}
 	if row.Status == models.ImportDone && len(row.Result) > 0 {
 		out.Result = &ImportResult{}
 		if err := json.Unmarshal(row.Result, out.Result); err != nil {

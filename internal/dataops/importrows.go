@@ -17,26 +17,32 @@ import (
 const maxMessages = 1000
 
 // messages collects a result's per-row messages, in row order, up to
-// maxMessages, then counts the rest.
+// maxMessages, then counts the rest. Each message is kept twice: as the
+// uploader reads it, with the cell's value, and redacted, without any
+// value of the file, for the organization's other importers (the file may
+// hold numbers and names they do not see otherwise).
 type messages struct {
-	list []string
-	more int
+	list, redacted []string
+	more           int
 }
 
-func (m *messages) add(row int, text string) {
+func (m *messages) add(row int, p problems) {
 	if len(m.list) < maxMessages {
-		m.list = append(m.list, fmt.Sprintf("row %d: %s", row, text))
+		full, redacted := p.texts()
+		m.list = append(m.list, fmt.Sprintf("row %d: %s", row, full))
+		m.redacted = append(m.redacted, fmt.Sprintf("row %d: %s", row, redacted))
 		return
 	}
 	m.more++
 }
 
-func (m *messages) final() []string {
-	out := append([]string{}, m.list...)
+func (m *messages) final() (list, redacted []string) {
+	list, redacted = append([]string{}, m.list...), append([]string{}, m.redacted...)
 	if m.more > 0 {
-		out = append(out, fmt.Sprintf("... and %d more", m.more))
+		more := fmt.Sprintf("... and %d more", m.more)
+		list, redacted = append(list, more), append(redacted, more)
 	}
-	return out
+	return list, redacted
 }
 
 // checked is a file's rows as they will be written: the good rows (one per
@@ -79,12 +85,28 @@ func (s *Service) directory(ctx context.Context, orgID uuid.UUID) (*directory, e
 	return d, nil
 }
 
-// problems joins a row's problems into one message: a row is written whole
-// or not at all.
-type problems []string
+// problems are a row's problems, joined into one message: a row is written
+// whole or not at all. Each names its column and says what is wrong twice:
+// with the cell's value, and without it.
+type problems []problem
 
-func (p *problems) add(col, format string, args ...any) {
-	*p = append(*p, col+": "+fmt.Sprintf(format, args...))
+type problem struct{ col, full, redacted string }
+
+// add records a problem whose text names no value of the file.
+func (p *problems) add(col, text string) { *p = append(*p, problem{col, text, text}) }
+
+// addValue records a problem about value: text is the message without it,
+// format (with args) the message with it.
+func (p *problems) addValue(col, text, format string, args ...any) {
+	*p = append(*p, problem{col, fmt.Sprintf(format, args...), text})
+}
+
+func (p problems) texts() (full, redacted string) {
+	f, r := make([]string, len(p)), make([]string, len(p))
+	for i, x := range p {
+		f[i], r[i] = x.col+": "+x.full, x.col+": "+x.redacted
+	}
+	return strings.Join(f, "; "), strings.Join(r, "; ")
 }
 
 // checkContacts checks every row of a contacts file; progress is called
@@ -102,7 +124,7 @@ func checkContacts(f *csvFile, p plan, d *directory, progress func(done int)) *c
 		if raw == "" {
 			bad.add("phone_number", "missing")
 		} else if n, err := phone.Normalize(raw); err != nil {
-			bad.add("phone_number", "%q is not a phone number", raw)
+			bad.addValue("phone_number", "not a phone number", "%q is not a phone number", raw)
 		} else {
 			row.Phone = n
 		}
@@ -114,14 +136,14 @@ func checkContacts(f *csvFile, p plan, d *directory, progress func(done int)) *c
 			if id, ok := d.accounts[strings.ToLower(name)]; ok {
 				row.AccountID = &id
 			} else {
-				bad.add("platform_account", "%q is not an account of this organization", name)
+				bad.addValue("platform_account", "not an account of this organization", "%q is not an account of this organization", name)
 			}
 		}
 		if raw := p.cell(r, "assigned_user_id"); raw != "" {
 			if id, err := uuid.Parse(raw); err != nil {
-				bad.add("assigned_user_id", "%q is not a UUID", raw)
+				bad.addValue("assigned_user_id", "not a UUID", "%q is not a UUID", raw)
 			} else if !d.members[id] {
-				bad.add("assigned_user_id", "%s is not a member of this organization", raw)
+				bad.addValue("assigned_user_id", "not a member of this organization", "%s is not a member of this organization", raw)
 			} else {
 				row.AssignedTo = &id
 			}
@@ -133,7 +155,8 @@ func checkContacts(f *csvFile, p plan, d *directory, progress func(done int)) *c
 				}
 				name, err := contacts.TagName(t)
 				if err != nil {
-					bad.add("tags", "%q is longer than %d characters", strings.TrimSpace(t), contacts.MaxTagName)
+					bad.addValue("tags", fmt.Sprintf("a tag is longer than %d characters", contacts.MaxTagName),
+						"%q is longer than %d characters", strings.TrimSpace(t), contacts.MaxTagName)
 					continue
 				}
 				row.Tags = append(row.Tags, name)
@@ -141,12 +164,14 @@ func checkContacts(f *csvFile, p plan, d *directory, progress func(done int)) *c
 		}
 		if len(bad) > 0 {
 			out.errors++
-			out.msgs.add(r.row, strings.Join(bad, "; "))
+			out.msgs.add(r.row, bad)
 			continue
 		}
 		if first, ok := seen[row.Phone]; ok {
 			out.duplicates++
-			out.msgs.add(r.row, fmt.Sprintf("phone_number: %s repeats row %d; skipped", row.Phone, first))
+			var dup problems
+			dup.addValue("phone_number", fmt.Sprintf("repeats row %d; skipped", first), "%s repeats row %d; skipped", row.Phone, first)
+			out.msgs.add(r.row, dup)
 			continue
 		}
 		seen[row.Phone] = r.row
@@ -169,26 +194,28 @@ func checkTags(f *csvFile, p plan, progress func(done int)) *checked {
 		if name, err := contacts.TagName(raw); raw == "" {
 			bad.add("name", "missing")
 		} else if err != nil {
-			bad.add("name", "%q is longer than %d characters", raw, contacts.MaxTagName)
+			bad.addValue("name", fmt.Sprintf("longer than %d characters", contacts.MaxTagName), "%q is longer than %d characters", raw, contacts.MaxTagName)
 		} else {
 			row.Name = name
 		}
 		if raw := p.cell(r, "color"); raw != "" {
 			if c, err := contacts.TagColor(raw); err != nil {
-				bad.add("color", "%q is not one of %s", raw, strings.Join(contacts.TagColors, ", "))
+				bad.addValue("color", "not one of "+strings.Join(contacts.TagColors, ", "), "%q is not one of %s", raw, strings.Join(contacts.TagColors, ", "))
 			} else {
 				row.Color = c
 			}
 		}
 		if len(bad) > 0 {
 			out.errors++
-			out.msgs.add(r.row, strings.Join(bad, "; "))
+			out.msgs.add(r.row, bad)
 			continue
 		}
 		k := strings.ToLower(row.Name)
 		if first, ok := seen[k]; ok {
 			out.duplicates++
-			out.msgs.add(r.row, fmt.Sprintf("name: %q repeats row %d; skipped", row.Name, first))
+			var dup problems
+			dup.addValue("name", fmt.Sprintf("repeats row %d; skipped", first), "%q repeats row %d; skipped", row.Name, first)
+			out.msgs.add(r.row, dup)
 			continue
 		}
 		seen[k] = r.row

@@ -112,7 +112,8 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 		events = ids
 		valid := len(c.contacts) + len(c.tags)
 		res := ImportResult{Created: n.Created, Updated: n.Updated, Skipped: c.duplicates + valid - n.Created - n.Updated,
-			Errors: c.errors, Messages: c.msgs.final()}
+			Errors: c.errors}
+		res.Messages, res.RedactedMessages = c.msgs.final()
 		b, err := json.Marshal(res)
 		if err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"wharf/internal/apperr"
+	"wharf/internal/contacts"
+	"wharf/internal/paging"
 )
 
 // column is a column of a table: its key, its label (the export's header,
@@ -29,9 +31,11 @@ const (
 
 // table is an exportable table.
 type table struct {
-	name    string
-	from    string // FROM clause, the table aliased t
-	search  string // the search condition on @search (an ILIKE pattern)
+	name string
+	from string // FROM clause, the table aliased t
+	// search is the condition of a search for term (not empty), with its
+	// arguments; masked: the organization masks phone numbers.
+	search  func(term string, masked bool) (string, []any)
 	order   string // a total order, so that an export is stable
 	columns []column
 	unique  string // the import's key: a row with an existing value is a duplicate
@@ -52,9 +56,11 @@ type Config struct {
 
 var tables = []*table{
 	{
-		name:   "contacts",
-		from:   "contacts t",
-		search: "(t.phone_number ILIKE @search OR t.name ILIKE @search OR t.profile_name ILIKE @search)",
+		name: "contacts",
+		from: "contacts t",
+		// The contacts list's search, the masking rule included: with
+		// masked numbers, a number matches only whole.
+		search: contacts.SearchCondition,
 		order:  "t.created_at, t.id",
 		columns: []column{
 			{key: "phone_number", label: "Phone Number", expr: "t.phone_number", byDefault: true, phone: true, imports: importRequired},
@@ -72,10 +78,13 @@ var tables = []*table{
 		unique: "phone_number",
 	},
 	{
-		name:   "tags",
-		from:   "tags t",
-		search: "(t.name ILIKE @search OR t.description ILIKE @search)",
-		order:  "lower(t.name), t.id",
+		name: "tags",
+		from: "tags t",
+		search: func(term string, _ bool) (string, []any) {
+			p := paging.Contains(term)
+			return "(t.name ILIKE ? OR t.description ILIKE ?)", []any{p, p}
+		},
+		order: "lower(t.name), t.id",
 		columns: []column{
 			{key: "name", label: "Name", expr: "t.name", byDefault: true, imports: importRequired},
 			{key: "color", label: "Color", expr: "t.color", byDefault: true, imports: importOptional},

@@ -32,6 +32,10 @@ func (m Masker) Name(s string) string {
 	return s
 }
 
+// Masks reports whether the organization masks numbers: then a search may
+// match a phone number only whole (phone.NumberLike).
+func (m Masker) Masks() bool { return m.hide }
+
 // Masker returns the organization's masker, from its current settings
 // (through the cache when there is one: exact, see WithMaskerCache).
 func (s *Service) Masker(ctx context.Context, orgID uuid.UUID) (Masker, error) {

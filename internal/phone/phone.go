@@ -96,3 +96,23 @@ func MaskName(s string) string {
 	}
 	return s
 }
+
+// NumberLike reports whether a search term can only be a phone number or a
+// part of one: digits and the punctuation numbers are written with
+// ("+ -.()"), at least one digit. Where an organization masks numbers, such
+// a term must match a whole number, never a fragment: answering which
+// contacts a fragment matches would reveal the masked digits, a few at a
+// time. A term with any other character cannot match inside a masked value
+// (a number, or a name that LooksLikePhone) and may search names as usual.
+func NumberLike(term string) bool {
+	digits := 0
+	for _, r := range term {
+		switch {
+		case unicode.IsDigit(r):
+			digits++
+		case !strings.ContainsRune("+ -.()", r):
+			return false
+		}
+	}
+	return digits > 0
+}

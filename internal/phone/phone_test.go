@@ -40,3 +40,14 @@ func TestMask(t *testing.T) {
 		t.Fatal("Room 101 is not a phone")
 	}
 }
+
+func TestNumberLike(t *testing.T) {
+	for term, want := range map[string]bool{
+		"555": true, "+1 555 010-0000": true, "(555) 01.00": true, "5": true,
+		"": false, "+-()": false, "Ann": false, "Ann 555": false, "555#": false, "x5": false,
+	} {
+		if got := phone.NumberLike(term); got != want {
+			t.Errorf("NumberLike(%q) = %v, want %v", term, got, want)
+		}
+	}
+}

@@ -56,7 +56,14 @@ func (s *Service) owned(ctx context.Context, db *gorm.DB, c Caller, id uuid.UUID
 	return &w, nil
 }
 
-// Create stores a widget of the caller's, after the caller's other widgets.
+// MaxPerUser bounds a user's widgets in an organization: a dashboard's
+// figures are computed together (GET /api/widgets/data), one statement or
+// two each, so the tiles of one dashboard must stay few.
+const MaxPerUser = 50
+
+// Create stores a widget of the caller's, after the caller's other widgets;
+// a caller who has MaxPerUser widgets in the organization gets a 409 and
+// nothing is stored.
 func (s *Service) Create(ctx context.Context, c Caller, in Input) (*models.DashboardWidget, error) {
 	w := models.DashboardWidget{OrganizationID: c.OrgID, CreatedBy: c.UserID, ShowChange: true}
 	if in.Name == nil {
@@ -72,15 +79,27 @@ func (s *Service) Create(ctx context.Context, c Caller, in Input) (*models.Dashb
 		w.IsShared = *in.IsShared
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		// The caller's widgets are locked so that two creations do not
-		// take the same place.
-		var last *int
-		if err := tx.Raw(`SELECT max(display_order) FROM (SELECT display_order FROM dashboard_widgets
-			WHERE organization_id = ? AND created_by = ? FOR UPDATE) o`, c.OrgID, c.UserID).Scan(&last).Error; err != nil {
+		// One creation per user and organization at a time, so that two
+		// neither take the same place nor both pass the bound (locking the
+		// caller's rows would not do: a concurrent creation's new row is
+		// not among them, nor is anything for a user with none yet).
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`,
+			"dashboard_widgets/"+c.OrgID.String()+"/"+c.UserID.String()).Error; err != nil {
 			return err
 		}
-		if last != nil {
-			w.DisplayOrder = *last + 1
+		var mine struct {
+			N    int
+			Last *int
+		}
+		if err := tx.Raw(`SELECT count(*) AS n, max(display_order) AS last FROM dashboard_widgets
+			WHERE organization_id = ? AND created_by = ?`, c.OrgID, c.UserID).Scan(&mine).Error; err != nil {
+			return err
+		}
+		if mine.N >= MaxPerUser {
+			return apperr.Conflictf("you have %d widgets, the most a user may have; delete one first", MaxPerUser)
+		}
+		if mine.Last != nil {
+			w.DisplayOrder = *mine.Last + 1
 		}
 		return tx.Create(&w).Error
 	})

@@ -277,3 +277,51 @@ func TestLayoutIsAllOrNothing(t *testing.T) {
 		t.Fatalf("order %v, want the layout's", order)
 	}
 }
+
+// A user has at most 50 widgets in an organization: the 51st creation is a
+// 409 and stores nothing, also when the creations race; another user, or a
+// deletion, makes room.
+func TestWidgetsPerUserAreBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	created := make(chan error, widgets.MaxPerUser+10)
+	for range widgets.MaxPerUser + 10 { // at once: the bound holds under concurrency
+		go func() {
+			_, err := b.s.Create(ctx, b.owner, number("messages"))
+			created <- err
+		}()
+	}
+	var refused int
+	for range widgets.MaxPerUser + 10 {
+		err := <-created
+		switch {
+		case err == nil:
+		case apperr.Is(err, apperr.Conflict) && err.Error() == "you have 50 widgets, the most a user may have; delete one first":
+			refused++
+		default:
+			t.Fatalf("creation: %v", err)
+		}
+	}
+	if n := b.f.Count("dashboard_widgets", "created_by = ?", b.owner.UserID); refused != 10 || n != widgets.MaxPerUser {
+		t.Fatalf("%d refused, %d stored; want 10 and 50", refused, n)
+	}
+	var orders []int
+	b.f.DB.Raw(`SELECT display_order FROM dashboard_widgets WHERE created_by = ? ORDER BY display_order`, b.owner.UserID).Scan(&orders)
+	for i, o := range orders {
+		if o != i {
+			t.Fatalf("display orders %v: each creation must take its own place", orders)
+		}
+	}
+	if _, err := b.s.Create(ctx, b.other, number("messages")); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	var first models.DashboardWidget
+	b.f.DB.Take(&first, "created_by = ?", b.owner.UserID)
+	if err := b.s.Delete(ctx, b.owner, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.s.Create(ctx, b.owner, number("messages")); err != nil {
+		t.Fatalf("after a deletion: %v", err)
+	}
+}
