@@ -242,6 +242,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
+		Guards: slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()),
 		Events: docframe.EventSinks{d.Wharf, d.Bulk, d.Notify}}); err != nil {
 		return nil, err
 	}
@@ -396,7 +397,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Catalogs:  catalogsapi.New(d.Catalogs),
 			Widgets:   widgetsapi.New(d.Widgets),
 			Calling:   callingapi.New(d.Calling, d.Settings),
-			Resource:  resourceapi.New(d.Frame),
+			Resource:  resourceapi.New(d.Frame, d.Settings),
 			Files:     filesapi.New(store),
 		},
 	})

@@ -73,6 +73,7 @@ type meta struct {
 	modified time.Time
 	byName   map[string]*Field
 	children map[string]*meta // by Table fieldname
+	guard    *Guard           // set by Service.withGuards
 }
 
 func newMeta(dt DocType) *meta {

@@ -146,9 +146,28 @@ func typed(m *meta, raw map[string]any) map[string]any {
 	return raw
 }
 
-// Render answers a document as the resource API shows it: the standard
-// properties, every field of its DocType (unset ones null, numbers 0, set
-// passwords Mask) and its child tables.
+// view answers a document as a sees it: render, then the guards of its
+// DocType and child tables (secrets as has_ flags, numbers and names masked
+// for an organization that masks them).
+func (s *Service) view(a Actor, m *meta, d *Doc) map[string]any {
+	out := s.render(m, d)
+	m.guard.protect(a, m, out, d)
+	for _, f := range m.tableFields() {
+		cm := m.children[f.Fieldname]
+		if cm == nil || cm.guard == nil {
+			continue
+		}
+		rows, _ := out[f.Fieldname].([]map[string]any)
+		for _, r := range rows {
+			cm.guard.protect(a, cm, r, nil)
+		}
+	}
+	return out
+}
+
+// render answers a document with every value: the standard properties,
+// every field of its DocType (unset ones null, numbers 0, set passwords
+// Mask) and its child tables. Answers go through view.
 func (s *Service) render(m *meta, d *Doc) map[string]any {
 	out := map[string]any{
 		"name": d.Name, "id": d.Name, "doctype": d.Doctype, "owner": d.Owner, "modified_by": d.ModifiedBy,
@@ -475,7 +494,7 @@ func (s *Service) Get(ctx context.Context, a Actor, orgID uuid.UUID, doctype, na
 	if err != nil {
 		return nil, err
 	}
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 type noBuiltInKey struct{}
@@ -508,7 +527,7 @@ func (s *Service) docMeta(ctx context.Context, orgID uuid.UUID, doctype string) 
 	if m.Istable.On() {
 		return nil, Validationf("%s is a child table: its rows are read and written through their parent documents", doctype)
 	}
-	return m, nil
+	return s.withGuards(m), nil
 }
 
 func loadDoc(ctx context.Context, db *gorm.DB, m *meta, orgID uuid.UUID, name string, lock bool) (*Doc, error) {
@@ -543,7 +562,7 @@ func (s *Service) Insert(ctx context.Context, a Actor, orgID uuid.UUID, doctype 
 		return nil, err
 	}
 	s.publish(ctx, d, EventAfterInsert)
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 // InsertDoc is Insert for the integration's own code (no permission check,
@@ -715,7 +734,7 @@ func (s *Service) Update(ctx context.Context, a Actor, orgID uuid.UUID, doctype,
 		return nil, s.duplicate(ctx, m, d, err)
 	}
 	s.publish(ctx, d, events...)
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 // save writes a changed draft: validate hooks, validation, update,
@@ -769,7 +788,7 @@ func (s *Service) transition(ctx context.Context, a Actor, orgID uuid.UUID, doct
 		return nil, err
 	}
 	s.publish(ctx, d, event)
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 func (s *Service) submit(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *Doc) error {

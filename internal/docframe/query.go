@@ -117,6 +117,11 @@ func documentSource(orgID uuid.UUID, m *meta) *source {
 	s := &source{table: "docframe_documents", scope: "organization_id = ? AND doctype = ?", scopeArgs: []any{orgID, m.Name},
 		doctype: m.Name, columns: standardColumns(), all: append([]string{}, standardOrder...), m: m}
 	for _, f := range m.valueFields() {
+		if m.guard.secret(f.Fieldname) {
+			// Never answered nor compared: rows say whether it is set.
+			s.all = append(s.all, hasFlag(f.Fieldname))
+			continue
+		}
 		s.all = append(s.all, f.Fieldname)
 		if f.kind() == kindPassword {
 			continue // never compared: its value is sealed
@@ -170,6 +175,9 @@ func (src *source) column(raw string) (column, error) {
 	c, ok := src.columns[name]
 	if !ok {
 		if src.m != nil {
+			if src.m.guard.secret(name) {
+				return column{}, Validationf("field %s is a secret: it cannot be used in filters, order_by or fields", name)
+			}
 			if f, isField := src.m.byName[name]; isField && (f.kind() == kindPassword || f.kind() == kindTable) {
 				return column{}, Validationf("field %s (%s) cannot be used in filters or order_by", name, f.Fieldtype)
 			}
@@ -579,6 +587,9 @@ func (src *source) selection(raw string) ([]string, error) {
 		known := name == "id" || name == "doctype" || name == "idx" || slices.Contains(src.all, name)
 		if !known {
 			if src.m != nil {
+				if src.m.guard.secret(name) {
+					return nil, Validationf("field %s is a secret: it is never answered (select %s to know whether it is set)", name, hasFlag(name))
+				}
 				if f, ok := src.m.byName[name]; ok && f.kind() == kindTable {
 					return nil, Validationf("field %s is a table: list rows do not carry child tables (get the document)", name)
 				}
@@ -638,7 +649,12 @@ func (s *Service) List(ctx context.Context, a Actor, orgID uuid.UUID, doctype st
 	cols := "organization_id, doctype, name, docstatus, owner, modified_by, creation, modified"
 	needData, needSecrets := false, false
 	for _, f := range fields {
-		if fd, ok := src.m.byName[f]; ok {
+		fd, ok := src.m.byName[f]
+		if !ok { // a secret's has_ flag reads the secret's own column
+			fd, ok = src.m.byName[strings.TrimPrefix(f, "has_")]
+			ok = ok && strings.HasPrefix(f, "has_") && src.m.guard.secret(fd.Fieldname)
+		}
+		if ok {
 			needData = needData || fd.kind() != kindPassword
 			needSecrets = needSecrets || fd.kind() == kindPassword
 		}
@@ -657,7 +673,7 @@ func (s *Service) List(ctx context.Context, a Actor, orgID uuid.UUID, doctype st
 	out := make([]any, 0, len(rows))
 	for i := range rows {
 		d := rows[i].toDoc(src.m)
-		full := s.render(src.m, d)
+		full := s.view(a, src.m, d)
 		out = append(out, pick(full, fields, args.AsList))
 	}
 	return out, nil

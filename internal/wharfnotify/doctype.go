@@ -201,6 +201,9 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 		if t == "Table" || t == "Password" {
 			return docframe.Validationf("%s: field %s of %s is a %s field", label, f, ref, t)
 		}
+		if s.fw().IsSecret(ref, f) {
+			return docframe.Validationf("%s: field %s of %s is a secret: it is never sent", label, f, ref)
+		}
 		return nil
 	}
 	kind := str(doc.Get("notification_type"))
@@ -278,4 +281,13 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 		return docframe.Validationf("Condition: %v", err)
 	}
 	return nil
+}
+
+// Guards ties Platform Notification to the core permissions of campaigns
+// (docframe.Guard), for docframe.Options.Guards: a notification sends a
+// template to numbers taken from documents without anyone pressing send,
+// which the core allows only to those who may run campaigns.
+func Guards() []docframe.Guard {
+	return []docframe.Guard{{Doctype: NotificationDoctype, Rights: map[string]string{docframe.PermRead: "campaigns:read",
+		docframe.PermCreate: "campaigns:create", docframe.PermWrite: "campaigns:update", docframe.PermDelete: "campaigns:delete"}}}
 }

@@ -341,3 +341,33 @@ func TestAttachDocumentPrint(t *testing.T) {
 		t.Fatalf("print:\n%s", pdf)
 	}
 }
+
+// A guarded secret (a Platform Account's verify token) reaches no
+// notification: it cannot be a parameter, the phone or the button field,
+// and conditions do not see it (nor does the ledger's snapshot).
+func TestSecretsReachNoNotification(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, extra := range []string{`"fields": [{"field_name": "customer"}, {"field_name": "secret_code"}]`,
+		`"fields": [{"field_name": "customer"}], "button_fields": "secret_code"`} {
+		_, err := b.frame.Insert(ctx, b.admin, b.org, wharfnotify.NotificationDoctype, obj(t, `{"notification_name": "n",
+			"reference_doctype": "Order", "template": "t", "field_name": "mobile", "doctype_event": "After Insert", `+extra+`}`))
+		wantExc(t, err, "field secret_code of Order is a secret")
+	}
+	_, err := b.frame.Insert(ctx, b.admin, b.org, wharfnotify.NotificationDoctype, obj(t, `{"notification_name": "n",
+		"reference_doctype": "Order", "template": "t", "field_name": "secret_code", "doctype_event": "After Insert"}`))
+	wantExc(t, err, "Field Name: field secret_code of Order is a secret")
+	b.notification(t, `{"notification_name": "blind", "reference_doctype": "Order", "template": "t", "field_name": "mobile",
+		"doctype_event": "After Insert", "condition": "doc.get('secret_code') == None", "fields": [{"field_name": "customer"}]}`)
+	b.order(t, `{"customer": "Ada", "mobile": "+15550001111", "secret_code": "s3cr3t-code"}`)
+	var snap string
+	b.f.DB.Raw(`SELECT snapshot::text FROM wharfnotify_sends WHERE organization_id = ?`, b.org).Scan(&snap)
+	if snap == "" || strings.Contains(snap, "s3cr3t-code") || strings.Contains(snap, "secret_code") {
+		t.Fatalf("snapshot %s", snap)
+	}
+	b.drain(t)
+	if sent := b.sender.all(); len(sent) != 1 || sent[0].Parameters[0] != "Ada" {
+		t.Fatalf("sent %+v: the condition saw the secret", sent)
+	}
+}

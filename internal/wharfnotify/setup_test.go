@@ -87,7 +87,10 @@ func setup(t *testing.T) *bundle {
 	}
 	b.svc = wharfnotify.New(wharfnotify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(),
 		Now: b.clock.now})
-	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: []docframe.Hook{b.svc}, Events: b.svc, Log: testenv.Quiet()})
+	// Order's secret_code is a guarded secret, as a Platform Account's
+	// verify token is.
+	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: []docframe.Hook{b.svc}, Events: b.svc, Log: testenv.Quiet(),
+		Guards: []docframe.Guard{{Doctype: "Order", Secrets: []string{"secret_code"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,8 @@ func (b *bundle) orgTypes(t *testing.T, org uuid.UUID) {
 		  {"fieldname": "due", "fieldtype": "Date"},
 		  {"fieldname": "notified", "fieldtype": "Check"},
 		  {"fieldname": "saves", "fieldtype": "Int"},
-		  {"fieldname": "track", "fieldtype": "Data"}]}`), true); err != nil {
+		  {"fieldname": "track", "fieldtype": "Data"},
+		  {"fieldname": "secret_code", "fieldtype": "Data"}]}`), true); err != nil {
 		t.Fatal(err)
 	}
 }
