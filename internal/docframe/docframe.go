@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/secrets"
+	"wharf/jobs"
 )
 
 // RoleAdmin is the organization role that holds every right on every
@@ -62,7 +63,11 @@ type Options struct {
 	// Guards tie DocTypes that hold the core's data to the core's
 	// permissions, masking and secrets (guard.go).
 	Guards []Guard
-	Log    *slog.Logger
+	// Enqueuer has the worker build a DocType's field indexes after its
+	// change committed (indexes.go); nil: nobody does until BuildIndexes or
+	// SweepIndexes is called.
+	Enqueuer *jobs.Enqueuer
+	Log      *slog.Logger
 }
 
 // Service is the document framework.
@@ -74,6 +79,7 @@ type Service struct {
 	methods map[string]Method
 	builtIn func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error)
 	guards  map[string]*Guard
+	enq     *jobs.Enqueuer
 	log     *slog.Logger
 	now     func() time.Time
 }
@@ -82,6 +88,7 @@ type Service struct {
 // DocType, are a programming error, reported here.
 func New(db *gorm.DB, box *secrets.Box, o Options) (*Service, error) {
 	s := &Service{db: db, box: box, hooks: o.Hooks, events: o.Events, methods: map[string]Method{}, log: o.Log, builtIn: o.BuiltIn,
+		enq: o.Enqueuer,
 		now: func() time.Time { return time.Now().UTC() }}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -608,7 +608,7 @@ func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, org
 			return err
 		}
 		finishChildren(m, d)
-		if err := s.write(ctx, tx, d, true); err != nil {
+		if err := s.write(ctx, tx, m, d, true); err != nil {
 			return err
 		}
 		if err := s.run(ctx, tx, AfterInsert, d); err != nil {
@@ -622,8 +622,11 @@ func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, org
 	return d, nil
 }
 
-// write inserts or updates d's row.
-func (s *Service) write(ctx context.Context, tx *gorm.DB, d *Doc, insert bool) error {
+// write inserts or updates d's row, its unique fields checked first.
+func (s *Service) write(ctx context.Context, tx *gorm.DB, m *meta, d *Doc, insert bool) error {
+	if err := checkUnique(ctx, tx, m, d); err != nil {
+		return err
+	}
 	data, err := json.Marshal(d.Fields)
 	if err != nil {
 		return err
@@ -748,7 +751,7 @@ func (s *Service) save(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *Do
 		return err
 	}
 	finishChildren(m, d)
-	if err := s.write(ctx, tx, d, false); err != nil {
+	if err := s.write(ctx, tx, m, d, false); err != nil {
 		return err
 	}
 	return s.run(ctx, tx, OnUpdate, d)
@@ -813,7 +816,7 @@ func (s *Service) submit(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *
 	}
 	d.Docstatus = 1
 	finishChildren(m, d)
-	if err := s.write(ctx, tx, d, false); err != nil {
+	if err := s.write(ctx, tx, m, d, false); err != nil {
 		return err
 	}
 	return s.run(ctx, tx, OnSubmit, d)
@@ -831,7 +834,7 @@ func (s *Service) cancel(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *
 	}
 	d.Docstatus, d.Modified, d.ModifiedBy = 2, s.now(), a.Email
 	finishChildren(m, d)
-	if err := s.write(ctx, tx, d, false); err != nil {
+	if err := s.write(ctx, tx, m, d, false); err != nil {
 		return err
 	}
 	return s.run(ctx, tx, OnCancel, d)
