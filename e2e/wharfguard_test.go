@@ -117,6 +117,11 @@ func TestBuiltInDocTypesFollowCorePermissions(t *testing.T) {
 		"doctype": "Platform Message", "mobile_field": "from_number", "data_fields": []string{"message"}}, 403, "PermissionError",
 		"read on Platform Message for role Campaigner (needs the permission messages:read)")
 	campaigner.refused("GET", "/api/resource/Platform%20Recipient%20List/From%20messages", nil, 404, "DoesNotExistError", "not found")
+	// Nor have a notification copy messages to a number of its choosing.
+	campaigner.refused("POST", "/api/resource/Platform%20Notification", map[string]any{"notification_name": "leak",
+		"notification_type": "Scheduler Event", "reference_doctype": "Platform Message", "event_frequency": "All", "template": "any",
+		"condition": "doc._data_list = [{'phone': '+15550009999', 'm': doc.message}]", "fields": []map[string]any{{"field_name": "m"}}},
+		403, "PermissionError", "read on Platform Message for role Campaigner")
 	if got := api.data("GET", msgDoc, nil, 200); got["message"] != "my order number is 42" {
 		t.Fatalf("refused writes changed the message: %v", got)
 	}

@@ -34,10 +34,18 @@ type Doc struct {
 	Fields         map[string]any
 	// User is the email of who acts (Frappe's session user).
 	User string
+	// actor is who acts, with their rights (Actor).
+	actor Actor
 
 	passwords map[string]string // new plaintexts, sealed on write
 	sealed    map[string]string // stored sealed secrets
 }
+
+// Actor is who acts on the document, with their role and core
+// permissions, for a hook that checks a right of its own (a notification's
+// author must be able to read the DocType it sends from). The integration's
+// own writes act as the Admin.
+func (d *Doc) Actor() Actor { return d.actor }
 
 // Get answers a field's value (nil when unset).
 func (d *Doc) Get(field string) any { return d.Fields[field] }
@@ -583,7 +591,7 @@ func (s *Service) InsertDoc(ctx context.Context, orgID uuid.UUID, by, doctype st
 func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, orgID uuid.UUID, in map[string]any) (*Doc, error) {
 	now := s.now()
 	d := &Doc{OrganizationID: orgID, Doctype: m.Name, Owner: a.Email, ModifiedBy: a.Email, Creation: now, Modified: now,
-		Fields: map[string]any{}, User: a.Email, sealed: map[string]string{}}
+		Fields: map[string]any{}, User: a.Email, actor: a, sealed: map[string]string{}}
 	if err := applyInput(m, d, in); err != nil {
 		return nil, err
 	}
@@ -708,7 +716,7 @@ func (s *Service) Update(ctx context.Context, a Actor, orgID uuid.UUID, doctype,
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		switch {
 		case want == 2 && d.Docstatus == 1:
 			events = []string{EventAfterCancel}
@@ -784,7 +792,7 @@ func (s *Service) transition(ctx context.Context, a Actor, orgID uuid.UUID, doct
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		return step(ctx, tx, m, a, d)
 	})
 	if err != nil {
@@ -857,7 +865,7 @@ func (s *Service) Delete(ctx context.Context, a Actor, orgID uuid.UUID, doctype,
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		if d.Docstatus == 1 {
 			return transitionf("%s %s is submitted: cancel it before deleting it", m.Name, d.Name)
 		}
@@ -945,7 +953,7 @@ func (s *Service) RunMethod(ctx context.Context, a Actor, orgID uuid.UUID, docty
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		before, _ := json.Marshal(d.Fields)
 		if result, err = mh.RunDocMethod(ctx, tx, method, d, args); err != nil {
 			return err

@@ -190,6 +190,12 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 	if err != nil {
 		return err
 	}
+	// A notification sends its reference DocType's data (parameters, or
+	// anything a scheduled script copies into _data_list) to numbers of
+	// its choosing: its author must be able to read that DocType.
+	if err := s.fw().Require(ctx, doc.Actor(), doc.OrganizationID, ref, docframe.PermRead); err != nil {
+		return err
+	}
 	known := func(label, f string) error {
 		if f == "" || slices.Contains(standardFields, f) {
 			return nil

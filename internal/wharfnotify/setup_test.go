@@ -87,10 +87,12 @@ func setup(t *testing.T) *bundle {
 	}
 	b.svc = wharfnotify.New(wharfnotify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(),
 		Now: b.clock.now})
-	// Order's secret_code is a guarded secret, as a Platform Account's
-	// verify token is.
+	// Notifications follow the core's campaign permissions; Order is
+	// guarded too (read: orders:read), its secret_code a secret, as a
+	// Platform Account's verify token is.
 	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: []docframe.Hook{b.svc}, Events: b.svc, Log: testenv.Quiet(),
-		Guards: []docframe.Guard{{Doctype: "Order", Secrets: []string{"secret_code"}}}})
+		Guards: append(wharfnotify.Guards(), docframe.Guard{Doctype: "Order", Rights: map[string]string{docframe.PermRead: "orders:read"},
+			Secrets: []string{"secret_code"}})})
 	if err != nil {
 		t.Fatal(err)
 	}
