@@ -650,9 +650,8 @@ func (s *Service) List(ctx context.Context, a Actor, orgID uuid.UUID, doctype st
 	needData, needSecrets := false, false
 	for _, f := range fields {
 		fd, ok := src.m.byName[f]
-		if !ok { // a secret's has_ flag reads the secret's own column
-			fd, ok = src.m.byName[strings.TrimPrefix(f, "has_")]
-			ok = ok && strings.HasPrefix(f, "has_") && src.m.guard.secret(fd.Fieldname)
+		if secret, isFlag := strings.CutPrefix(f, "has_"); !ok && isFlag && src.m.guard.secret(secret) {
+			fd, ok = src.m.byName[secret] // a secret's has_ flag reads the secret's own column
 		}
 		if ok {
 			needData = needData || fd.kind() != kindPassword
