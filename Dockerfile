@@ -1,9 +1,21 @@
 # One image for every Wharf process; the compose file picks the command.
+
+# The web console (docs/CONSOLE.md), which the api embeds: npm ci from the
+# lockfile, types from the OpenAPI document, vue-tsc, vite build (into
+# /src/api/console/dist/app, as in a checkout).
+FROM node:24.21.0-bookworm-slim AS console
+WORKDIR /src/console
+COPY console/package.json console/package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY console/ ./
+RUN npm run build
+
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+COPY --from=console /src/api/console/dist/app api/console/dist/app
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/...
 
 FROM debian:bookworm-slim

@@ -9,9 +9,12 @@ BENCH_COUNT ?= 1
 # PostgreSQL and Redis databases, and most wait on I/O, so four fit two CPUs.
 TEST_PARALLEL ?= 4
 
-.PHONY: build run stop test bench lint migrate clean
+.PHONY: console build run stop test bench lint migrate clean
 
-build: ## compile bin/api, bin/worker, bin/scheduler, bin/callbridge, bin/platformsim
+console: ## build the web console into api/console/dist (skipped when console/ is unchanged; Node fetched into .tools/ if needed)
+	@./scripts/console.sh
+
+build: console ## compile bin/api (with the console), bin/worker, bin/scheduler, bin/callbridge, bin/platformsim
 	@mkdir -p bin
 	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINARIES))
 
@@ -21,7 +24,7 @@ run: build ## start PostgreSQL and Redis if needed, migrate, run every process
 stop: build ## stop the private PostgreSQL and Redis that `make run` may have started
 	@./scripts/run.sh stop
 
-test: ## the whole suite, against real PostgreSQL and Redis, with the race detector
+test: console ## the whole suite, against real PostgreSQL and Redis, with the race detector (the browser tests too)
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	@# The longest packages first: go test starts packages in the order named.
@@ -42,4 +45,4 @@ migrate: build ## apply migrations to DATABASE_URL
 	./bin/api migrate
 
 clean:
-	rm -rf bin
+	rm -rf bin api/console/dist/app api/console/dist/stamp api/console/dist/build.log

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +34,7 @@ type monitor struct {
 	identity       *identity.Service
 	guard          *authguard.Guard
 	opUser, opPass string
-	publicOrigin   string
-	proxies        []netip.Prefix
+	origins        web.Origins
 
 	mu    sync.Mutex
 	valid map[[32]byte]time.Time
@@ -46,7 +43,7 @@ type monitor struct {
 func newMonitor(ui http.Handler, ids *identity.Service, limiter *ratelimit.Limiter, cfg Config) *monitor {
 	return &monitor{ui: ui, identity: ids, guard: authguard.New(limiter, "wharf:authfail:monitoring", authguard.Monitoring()),
 		opUser: cfg.MonitoringUser, opPass: cfg.MonitoringPassword,
-		publicOrigin: publicOrigin(cfg.PublicURL), proxies: parseProxies(cfg.TrustedProxies), valid: map[[32]byte]time.Time{}}
+		origins: web.NewOrigins(cfg.PublicURL, cfg.TrustedProxies), valid: map[[32]byte]time.Time{}}
 }
 
 const monitoringCacheTTL = time.Minute
@@ -107,7 +104,7 @@ func (m *monitor) gate(c *gin.Context) {
 	}
 	// The browser attaches Basic credentials to any request for this
 	// origin, including one a foreign page's form makes it send.
-	if !safeMethod(c.Request.Method) && !m.sameOrigin(c) {
+	if !web.SafeMethod(c.Request.Method) && !m.sameOrigin(c) {
 		web.Fail(c, apperr.Forbiddenf("cross-site request refused"))
 		return
 	}
@@ -157,83 +154,12 @@ func (m *monitor) verify(c *gin.Context, user, pass string) (ok bool, err error)
 	return err == nil && isSuper, err
 }
 
-func safeMethod(m string) bool {
-	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
-}
-
 // sameOrigin reports whether a request's Origin (or, when a browser sent
-// none, its Referer) is this service: the origin the request was addressed
-// to, or PUBLIC_URL's.
+// none, its Referer) is this service.
 func (m *monitor) sameOrigin(c *gin.Context) bool {
 	src := c.GetHeader("Origin")
 	if src == "" {
 		src = c.GetHeader("Referer")
 	}
-	u, err := url.Parse(src)
-	if src == "" || err != nil || u.Host == "" {
-		return false
-	}
-	from := origin(u.Scheme, u.Host)
-	return from == m.requestOrigin(c) || (m.publicOrigin != "" && from == m.publicOrigin)
-}
-
-// requestOrigin is the scheme and host the client addressed. Behind a
-// trusted proxy that terminates TLS, X-Forwarded-Proto says the scheme; from
-// anyone else the header is ignored.
-func (m *monitor) requestOrigin(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil {
-		scheme = "https"
-	} else if p := strings.ToLower(c.GetHeader("X-Forwarded-Proto")); (p == "https" || p == "http") && m.trustedPeer(c) {
-		scheme = p
-	}
-	return origin(scheme, c.Request.Host)
-}
-
-// trustedPeer reports whether the direct peer is one of TRUSTED_PROXIES.
-func (m *monitor) trustedPeer(c *gin.Context) bool {
-	ip, err := netip.ParseAddr(c.RemoteIP())
-	if err != nil {
-		return false
-	}
-	for _, p := range m.proxies {
-		if p.Contains(ip.Unmap()) {
-			return true
-		}
-	}
-	return false
-}
-
-// origin renders scheme://host lower-cased, without the scheme's default port.
-func origin(scheme, host string) string {
-	scheme, host = strings.ToLower(scheme), strings.ToLower(host)
-	if (scheme == "http" && strings.HasSuffix(host, ":80")) || (scheme == "https" && strings.HasSuffix(host, ":443")) {
-		host = host[:strings.LastIndexByte(host, ':')]
-	}
-	return scheme + "://" + host
-}
-
-// parseProxies turns TRUSTED_PROXIES entries (addresses or CIDR ranges, as
-// gin accepts them) into prefixes; invalid entries are skipped (gin reports
-// them when the router is built).
-func parseProxies(list []string) []netip.Prefix {
-	var out []netip.Prefix
-	for _, e := range list {
-		e = strings.TrimSpace(e)
-		if p, err := netip.ParsePrefix(e); err == nil {
-			out = append(out, p.Masked())
-		} else if a, err := netip.ParseAddr(e); err == nil {
-			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-		}
-	}
-	return out
-}
-
-// publicOrigin is PUBLIC_URL's origin, "" when unset or invalid.
-func publicOrigin(raw string) string {
-	u, err := url.Parse(raw)
-	if raw == "" || err != nil || u.Host == "" {
-		return ""
-	}
-	return origin(u.Scheme, u.Host)
+	return m.origins.Ours(c, src)
 }

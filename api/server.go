@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wharf/api/console"
 	"wharf/api/openapi"
 	"wharf/api/web"
 	"wharf/internal/apperr"
@@ -76,6 +77,7 @@ type Server struct {
 	metrics    *metrics.Set
 	domains    Domains
 	docs       *openapi.Handlers
+	console    *console.Handler
 }
 
 // openAPI generates the OpenAPI document once per process. It is a function
@@ -95,7 +97,7 @@ func New(d Deps) *Server {
 	}
 	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, domains: d.Domains,
 		metrics: d.Metrics, monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config), docs: docs,
-		tokenGuard: authguard.New(d.Limiter, "wharf:authfail:apitoken", authguard.APIToken())}
+		tokenGuard: authguard.New(d.Limiter, "wharf:authfail:apitoken", authguard.APIToken()), console: console.New()}
 }
 
 // Routes lists every route of every domain and the document's own, for
@@ -123,6 +125,13 @@ func (s *Server) Handler() http.Handler {
 
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
+	// The web console (api/console): / leads to it, /console/* serves it.
+	toConsole := func(c *gin.Context) { c.Redirect(http.StatusFound, console.Base) }
+	r.GET("/", toConsole)
+	r.GET("/console", toConsole)
+	con := gin.WrapH(s.console)
+	r.GET("/console/*path", con)
+	r.HEAD("/console/*path", con)
 	if s.monitor.ui != nil {
 		mon := []gin.HandlerFunc{s.monitor.gate, gin.WrapH(s.monitor.ui)}
 		r.Any("/monitoring", mon...)

@@ -39,6 +39,7 @@ import (
 	"wharf/api/teamsapi"
 	"wharf/api/templatesapi"
 	"wharf/api/transfersapi"
+	"wharf/api/web"
 	"wharf/api/webhooksapi"
 	"wharf/api/widgetsapi"
 	"wharf/internal/accounts"
@@ -193,8 +194,11 @@ type domains struct {
 	Notify    *wharfnotify.Service
 }
 
-func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, callc config.Calling, store storage.Store, box *secrets.Box,
-	ids *identity.Service, settings *orgsettings.Service, m *metrics.Set, log *slog.Logger) (*domains, error) {
+// buildDomains builds the domain services of a process. orgSlots is the
+// worker's bound per organization on chatbot evaluations calling the
+// organization's own servers (0 in the api, which evaluates nothing).
+func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.AI, orgSlots int, callc config.Calling, store storage.Store,
+	box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
 	d := &domains{Identity: ids, Settings: settings}
@@ -223,7 +227,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
-		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}})
+		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
 	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Log: log})
 	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
 		Policy: policy, Log: log})
@@ -347,7 +351,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	a.closers.add(func() { _ = mon.Close() })
 	a.DB, a.Redis = in.DB, in.Redis
 	m := metrics.New()
-	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, c.Calling, store, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, 0, c.Calling, store, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
 		orgsettings.WithMaskerCache(in.Redis, principalMaxAge, log)), m, log)
 	if err != nil {
 		return nil, err
@@ -378,7 +382,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			AudioEnabled: d.Settings.AudioEnabled,
 		},
 		Domains: api.Domains{
-			Identity:  identityapi.New(ids, limiter),
+			Identity:  identityapi.New(ids, limiter, web.NewOrigins(c.PublicURL, c.TrustedProxies)),
 			Settings:  settingsapi.New(d.Settings),
 			Accounts:  accountsapi.New(d.Accounts),
 			Inbound:   inboundapi.New(d.Inbound),
@@ -469,10 +473,13 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	m.WatchQueues(in.Inspector)
 	// The worker hands out no ICE servers: the calling configuration is
 	// the api's and the call bridge's.
-	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, config.Calling{}, store, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, c.ChatbotOrgSlots(), config.Calling{}, store, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
 	if err != nil {
 		return nil, err
 	}
+	// The processes notification conditions run in (bin/worker
+	// eval-conditions), started on first use.
+	w.closers.add(d.Notify.Close)
 	w.Server = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.Concurrency, ShutdownTimeout: c.ShutdownTimeout,
 		TaskCheckInterval: c.TaskCheckInterval}, log)
 	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,

@@ -24,12 +24,17 @@ func (h *Handlers) register(c *gin.Context) {
 	}
 	p := sess.Principal
 	web.Created(c, newSession(sess, registeredUser{ID: p.UserID, Email: p.Email, FullName: p.FullName, OrganizationID: p.OrgID,
-		Role: roleRef{ID: p.RoleID, Name: p.RoleName}}))
+		Role: roleRef{ID: p.RoleID, Name: p.RoleName}}, false))
 }
 
 func (h *Handlers) login(c *gin.Context) {
 	var req loginRequest
 	if !web.BindJSON(c, &req) {
+		return
+	}
+	// A console sign-in from another site is refused before anything is
+	// checked or counted.
+	if req.Cookie && !h.fromConsole(c) {
 		return
 	}
 	// Failed sign-ins are counted per (email, address) pair and per
@@ -55,31 +60,66 @@ func (h *Handlers) login(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
+	if req.Cookie {
+		h.setRefreshCookie(c, sess)
+	}
 	p := sess.Principal
-	web.OK(c, newSession(sess, loginUser{ID: p.UserID, Email: p.Email, Name: p.FullName, OrganizationID: p.OrgID}))
+	web.OK(c, newSession(sess, loginUser{ID: p.UserID, Email: p.Email, Name: p.FullName, OrganizationID: p.OrgID}, req.Cookie))
+}
+
+// refreshToken is the token a refresh or logout acts on: the body's, else
+// the console's cookie (viaCookie), which only this service's pages may
+// use. ok is false when the request was refused (answered).
+func (h *Handlers) refreshToken(c *gin.Context) (token string, viaCookie, ok bool) {
+	var req refreshTokenRequest
+	if !web.BindJSON(c, &req) {
+		return "", false, false
+	}
+	if req.RefreshToken != "" {
+		return req.RefreshToken, false, true
+	}
+	if token = cookieToken(c); token == "" {
+		return "", false, true // no token at all: the domain's answer, as before the cookie existed
+	}
+	if !h.fromConsole(c) {
+		return "", false, false
+	}
+	return token, true, true
 }
 
 func (h *Handlers) refresh(c *gin.Context) {
-	var req refreshTokenRequest
-	if !web.BindJSON(c, &req) {
+	token, viaCookie, ok := h.refreshToken(c)
+	if !ok {
 		return
 	}
-	sess, err := h.ids.Refresh(c.Request.Context(), req.RefreshToken)
+	sess, err := h.ids.Refresh(c.Request.Context(), token)
 	if err != nil {
+		// A refused cookie (spent, revoked, expired) can never work again.
+		if viaCookie && apperr.Is(err, apperr.Unauthorized) {
+			h.clearRefreshCookie(c)
+		}
 		web.Fail(c, err)
 		return
 	}
-	web.OK(c, tokensResp{AccessToken: sess.AccessToken, RefreshToken: sess.RefreshToken, ExpiresIn: sess.ExpiresIn})
+	out := tokensResp{AccessToken: sess.AccessToken, RefreshToken: sess.RefreshToken, ExpiresIn: sess.ExpiresIn}
+	if viaCookie {
+		h.setRefreshCookie(c, sess)
+		out.RefreshToken = ""
+	}
+	web.OK(c, out)
 }
 
 func (h *Handlers) logout(c *gin.Context) {
-	var req refreshTokenRequest
-	if !web.BindJSON(c, &req) {
+	token, viaCookie, ok := h.refreshToken(c)
+	if !ok {
 		return
 	}
-	if err := h.ids.Logout(c.Request.Context(), req.RefreshToken); err != nil {
+	if err := h.ids.Logout(c.Request.Context(), token); err != nil {
 		web.Fail(c, err)
 		return
+	}
+	if viaCookie {
+		h.clearRefreshCookie(c)
 	}
 	web.Message(c, "logged out")
 }
@@ -89,10 +129,24 @@ func (h *Handlers) switchOrg(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	sess, err := h.ids.SwitchOrg(c.Request.Context(), web.Principal(c), req.OrganizationID)
+	if req.Cookie && !h.fromConsole(c) {
+		return
+	}
+	ctx := c.Request.Context()
+	sess, err := h.ids.SwitchOrg(ctx, web.Principal(c), req.OrganizationID)
 	if err != nil {
 		web.Fail(c, err)
 		return
+	}
+	if req.Cookie {
+		// The cookie's session is replaced, so it ends: nobody could use it
+		// again, and an unused live session is only a risk.
+		if old := cookieToken(c); old != "" {
+			if err := h.ids.Logout(ctx, old); err != nil {
+				web.Log(c).Warn("cannot revoke the session a console switch replaced", "error", err)
+			}
+		}
+		h.setRefreshCookie(c, sess)
 	}
 	p := sess.Principal
 	u := switchedUser{ID: p.UserID, Email: p.Email, FullName: p.FullName, OrganizationID: p.OrgID}
@@ -101,7 +155,7 @@ func (h *Handlers) switchOrg(c *gin.Context) {
 		res, act, _ := cutKey(k)
 		u.Role.Permissions = append(u.Role.Permissions, permissionRef{Resource: res, Action: act})
 	}
-	web.OK(c, newSession(sess, u))
+	web.OK(c, newSession(sess, u, req.Cookie))
 }
 
 // cutKey splits a permission key at its last colon: "a:b:read" is resource
@@ -117,8 +171,15 @@ func cutKey(k string) (resource, action string, found bool) {
 
 func (h *Handlers) me(c *gin.Context) {
 	p := web.Principal(c)
+	// Availability is read, not taken from the principal: the principal
+	// cache does not follow it.
+	available, err := h.ids.Available(c.Request.Context(), p.UserID)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
 	r := meResp{ID: p.UserID, Email: p.Email, FullName: p.FullName, OrganizationID: p.OrgID,
-		Permissions: p.PermissionList(), IsSuperAdmin: p.IsSuperAdmin, CreatedAt: web.UTC(p.CreatedAt)}
+		Permissions: p.PermissionList(), IsSuperAdmin: p.IsSuperAdmin, IsAvailable: available, CreatedAt: web.UTC(p.CreatedAt)}
 	r.Role.ID, r.Role.Name, r.Role.Description = p.RoleID, p.RoleName, p.RoleDescription
 	web.OK(c, r)
 }

@@ -4,6 +4,7 @@
 package identityapi
 
 import (
+	"wharf/api/web"
 	"wharf/internal/authguard"
 	"wharf/internal/identity"
 	"wharf/internal/ratelimit"
@@ -14,9 +15,12 @@ type Handlers struct {
 	ids *identity.Service
 	// login counts failed sign-ins to POST /api/auth/login.
 	loginGuard *authguard.Guard
+	// origins decides which requests may set or use the console's session
+	// cookie (cookie.go).
+	origins web.Origins
 }
 
 // New builds the identity handlers; limiter backs the sign-in guard.
-func New(ids *identity.Service, limiter *ratelimit.Limiter) *Handlers {
-	return &Handlers{ids: ids, loginGuard: authguard.New(limiter, "wharf:authfail:login", authguard.Login())}
+func New(ids *identity.Service, limiter *ratelimit.Limiter, origins web.Origins) *Handlers {
+	return &Handlers{ids: ids, loginGuard: authguard.New(limiter, "wharf:authfail:login", authguard.Login()), origins: origins}
 }

@@ -33,14 +33,18 @@ type registerRequest struct {
 type loginRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+	// Cookie is the console's sign-in (docs/API.md, "The console's session
+	// cookie").
+	Cookie bool `json:"cookie,omitempty" description:"true: keep the refresh token in an HttpOnly cookie (the web console); the answer then carries no refresh_token. Needs an Origin header naming this service."`
 }
 
 type refreshTokenRequest struct {
-	RefreshToken string `json:"refresh_token"`
+	RefreshToken string `json:"refresh_token,omitempty" description:"The refresh token. Absent: the console's session cookie is used, which needs an Origin header naming this service."`
 }
 
 type switchOrgRequest struct {
 	OrganizationID string `json:"organization_id"`
+	Cookie         bool   `json:"cookie,omitempty" description:"true: the new refresh token replaces the console's session cookie (whose session is revoked) and is not in the answer. Needs an Origin header naming this service."`
 }
 
 type changePasswordRequest struct {
@@ -53,12 +57,18 @@ type changePasswordRequest struct {
 type sessionResp[U any] struct {
 	User         U      `json:"user"`
 	AccessToken  string `json:"access_token"`
-	RefreshToken string `json:"refresh_token"`
+	RefreshToken string `json:"refresh_token,omitempty" description:"Absent when the session is kept in the console's cookie."`
 	ExpiresIn    int    `json:"expires_in"`
 }
 
-func newSession[U any](sess *identity.Session, user U) sessionResp[U] {
-	return sessionResp[U]{User: user, AccessToken: sess.AccessToken, RefreshToken: sess.RefreshToken, ExpiresIn: sess.ExpiresIn}
+// newSession is the answer of a new session; inCookie drops the refresh
+// token, which the console's cookie carries instead.
+func newSession[U any](sess *identity.Session, user U, inCookie bool) sessionResp[U] {
+	r := sessionResp[U]{User: user, AccessToken: sess.AccessToken, RefreshToken: sess.RefreshToken, ExpiresIn: sess.ExpiresIn}
+	if inCookie {
+		r.RefreshToken = ""
+	}
+	return r
 }
 
 type roleRef struct {
@@ -105,7 +115,7 @@ type switchedUser struct {
 
 type tokensResp struct {
 	AccessToken  string `json:"access_token"`
-	RefreshToken string `json:"refresh_token"`
+	RefreshToken string `json:"refresh_token,omitempty" description:"Absent when the session is kept in the console's cookie."`
 	ExpiresIn    int    `json:"expires_in"`
 }
 
@@ -121,6 +131,7 @@ type meResp struct {
 	} `json:"role"`
 	Permissions  []string  `json:"permissions"`
 	IsSuperAdmin bool      `json:"is_super_admin"`
+	IsAvailable  bool      `json:"is_available" description:"Whether the user takes chats (PUT /api/users/{id}/availability)."`
 	CreatedAt    time.Time `json:"created_at"`
 }
 
@@ -291,6 +302,14 @@ type orgResp struct {
 
 func toOrgResp(o models.Organization) orgResp {
 	return orgResp{ID: o.ID, Name: o.Name, Slug: o.Slug, CreatedAt: web.UTC(o.CreatedAt)}
+}
+
+// currentOrgResp is the caller's organization with the settings every
+// member needs to show times (the console formats them with these).
+type currentOrgResp struct {
+	orgResp
+	Timezone   string `json:"timezone" description:"IANA time zone in which the organization shows times."`
+	DateFormat string `json:"date_format" description:"How the organization writes dates, e.g. YYYY-MM-DD."`
 }
 
 type organizationsResp struct {

@@ -6,6 +6,7 @@ import (
 	"wharf/api/web"
 	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/orgsettings"
 )
 
 func (h *Handlers) listOrganizations(c *gin.Context) {
@@ -27,7 +28,12 @@ func (h *Handlers) currentOrganization(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	web.OK(c, toOrgResp(*o))
+	st, err := orgsettings.Of(o)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, currentOrgResp{orgResp: toOrgResp(*o), Timezone: st.Timezone, DateFormat: st.DateFormat})
 }
 
 func (h *Handlers) createOrganization(c *gin.Context) {

@@ -12,9 +12,15 @@ import (
 
 	"wharf/app"
 	"wharf/internal/config"
+	"wharf/internal/wharfnotify"
 )
 
 func main() {
+	// bin/worker eval-conditions: a process the worker starts to evaluate
+	// notification conditions under a memory limit (internal/wharfnotify).
+	if wharfnotify.IsEvaluator(os.Args) {
+		os.Exit(wharfnotify.ServeEvaluator(os.Stdin, os.Stdout))
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -96,6 +97,22 @@ var ErrTimeout = errors.New("ai: request timed out")
 // with no content, say): the chatbot must not send an empty message.
 var ErrNoText = errors.New("ai: the model answered no text")
 
+// MaxResponseBytes caps a model server's answer. The SDKs read a whole
+// body before decoding it, inside the chatbot's evaluation, which holds the
+// contact's lock and a worker slot: a server of the organization's choosing
+// must not make a worker read without end. A chat reply is a few KB.
+const MaxResponseBytes = 1 << 20
+
+// ErrResponseTooLarge is wrapped when a model server's answer is longer
+// than MaxResponseBytes: the rest is not read, and the chatbot sends its
+// fallback.
+var ErrResponseTooLarge = fmt.Errorf("ai: the model server's answer is longer than %d bytes", MaxResponseBytes)
+
+// errRedirect refuses a model server's redirect: the request carries the
+// API key, which goes to the configured URL and nowhere else (Go keeps
+// Anthropic's X-Api-Key header across a redirect to another host).
+var errRedirect = errors.New("ai: the model server answered with a redirect, which is not followed")
+
 // Service is safe for concurrent use; one serves the whole process.
 type Service struct {
 	policy  safehttp.Policy
@@ -119,9 +136,54 @@ func New(policy safehttp.Policy, timeout time.Duration) *Service {
 		timeout = 30 * time.Second
 	}
 	fetchTimeout := min(timeout, ContextFetchTimeout)
+	llm := policy.Client(timeout)
+	llm.Transport = capped{next: llm.Transport, max: MaxResponseBytes}
+	llm.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
 	return &Service{policy: policy, timeout: timeout, fetchTimeout: fetchTimeout,
-		llm: policy.Client(timeout), fetch: policy.Client(fetchTimeout),
+		llm: llm, fetch: policy.Client(fetchTimeout),
 		now: time.Now, cache: map[string]cachedContext{}}
+}
+
+// capped is a transport whose response bodies end with ErrResponseTooLarge
+// past max bytes (at once when Content-Length announces more).
+type capped struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (c capped) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := c.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if res.ContentLength > c.max {
+		res.Body.Close()
+		return nil, ErrResponseTooLarge
+	}
+	res.Body = &cappedBody{ReadCloser: res.Body, left: c.max}
+	return res, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	left int64 // bytes still allowed
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, ErrResponseTooLarge
+	}
+	// Read one byte past the cap to tell a body of exactly max bytes from
+	// a longer one.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n + int(b.left), ErrResponseTooLarge
+	}
+	return n, err
 }
 
 // Reply asks the model for the next assistant message after history, under
@@ -214,6 +276,8 @@ func (s *Service) wrap(ctx context.Context, cfg Config, err error) error {
 		return &Error{Provider: cfg.Provider, Status: status, Message: msg}
 	}
 	switch {
+	case errors.Is(err, ErrResponseTooLarge):
+		return fmt.Errorf("%w (%s %s)", ErrResponseTooLarge, cfg.Provider, cfg.Model)
 	case timedOut(ctx, err):
 		return fmt.Errorf("%w: %s did not answer within %s", ErrTimeout, cfg.Provider, s.timeout)
 	case ctx.Err() != nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -325,5 +326,73 @@ func TestValidateBaseURL(t *testing.T) {
 	}
 	if err := ai.ValidateBaseURL(safehttp.Policy{}, "http://10.0.0.1/"); safehttp.Public(err) != safehttp.NotAllowed {
 		t.Errorf("a private address: %q, want %q for the caller", safehttp.Public(err), safehttp.NotAllowed)
+	}
+}
+
+// A model server's answer past MaxResponseBytes is an error (the chatbot
+// sends its fallback), for both API shapes; one just under it is read.
+func TestAnAnswerPastTheCapIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			f := apptest.NewFakeLLM(t)
+			s := ai.New(private, 20*time.Second)
+			cfg := ai.Config{Provider: provider, Model: "m", BaseURL: f.URL}
+			f.SetReply(strings.Repeat("a", ai.MaxResponseBytes+1))
+			if got, err := s.Reply(context.Background(), cfg, "", history); !errors.Is(err, ai.ErrResponseTooLarge) || got != "" {
+				t.Fatalf("Reply = %d bytes, %v: want ErrResponseTooLarge", len(got), err)
+			}
+			under := strings.Repeat("b", ai.MaxResponseBytes-1024)
+			f.SetReply(under)
+			if got, err := s.Reply(context.Background(), cfg, "", history); err != nil || got != under {
+				t.Fatalf("Reply = %d bytes, %v: want the answer under the cap", len(got), err)
+			}
+		})
+	}
+}
+
+// A model server's redirect is not followed: the key goes to the
+// configured URL only (Go would carry Anthropic's X-Api-Key to another
+// host).
+func TestARedirectIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			elsewhere := apptest.NewFakeLLM(t)
+			redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			}))
+			t.Cleanup(redirect.Close)
+			s := ai.New(private, 5*time.Second)
+			_, err := s.Reply(context.Background(), ai.Config{Provider: provider, Model: "m", APIKey: "sk-bound", BaseURL: redirect.URL}, "", history)
+			if err == nil {
+				t.Fatal("a redirect was answered as a reply")
+			}
+			if n := len(elsewhere.Requests()); n != 0 {
+				t.Fatalf("the redirect's target got %d requests", n)
+			}
+		})
+	}
+}
+
+// Without a key no credential header is sent at all.
+func TestNoKeyNoCredentialHeader(t *testing.T) {
+	t.Parallel()
+	f := apptest.NewFakeLLM(t)
+	s := ai.New(private, 5*time.Second)
+	for _, provider := range []string{"openai", "anthropic"} {
+		if _, err := s.Reply(context.Background(), ai.Config{Provider: provider, Model: "m", BaseURL: f.URL}, "", history); err != nil {
+			t.Fatalf("%s: %v", provider, err)
+		}
+	}
+	for _, r := range f.Requests() {
+		if _, ok := r.Header["Authorization"]; ok {
+			t.Fatalf("%s: Authorization header %q", r.Path, r.Header.Get("Authorization"))
+		}
+		if _, ok := r.Header["X-Api-Key"]; ok {
+			t.Fatalf("%s: X-Api-Key header %q", r.Path, r.Header.Get("X-Api-Key"))
+		}
 	}
 }

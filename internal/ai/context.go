@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -20,8 +21,13 @@ const (
 	// message of a busy organization would otherwise fetch it again.
 	ContextTTL = 60 * time.Second
 	// ContextFetchTimeout bounds a fetch (or the Service's timeout, if
-	// shorter): the model's answer waits for it.
+	// shorter), and FetchContexts' fetches all together: the model's
+	// answer waits for them.
 	ContextFetchTimeout = 5 * time.Second
+	// ContextFailureTTL is how long a failed fetch is remembered: a context
+	// server that is down or hangs would otherwise cost every message of
+	// the organization a fetch (up to ContextFetchTimeout) until it is back.
+	ContextFailureTTL = 30 * time.Second
 	// maxCachedContexts bounds the cache; past it, expired entries go
 	// first, then any.
 	maxCachedContexts = 1024
@@ -29,7 +35,33 @@ const (
 
 type cachedContext struct {
 	text    string
+	err     error // a failed fetch, remembered until expires
 	expires time.Time
+}
+
+// ContextResult is one context of FetchContexts: its text, or why it could
+// not be fetched.
+type ContextResult struct {
+	Text string
+	Err  error
+}
+
+// FetchContexts fetches the `api` AI contexts at urls at once, all within
+// one budget (ContextFetchTimeout, or the Service's timeout if shorter,
+// counted from this call): a prompt with several slow contexts waits for
+// the slowest, not for their sum. Each URL is fetched as FetchContext
+// does (cache, remembered failures, shared fetches); the results are in
+// the order of urls.
+func (s *Service) FetchContexts(ctx context.Context, urls []string) []ContextResult {
+	ctx, cancel := context.WithTimeout(ctx, s.fetchTimeout)
+	defer cancel()
+	out := make([]ContextResult, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() { out[i].Text, out[i].Err = s.FetchContext(ctx, u) })
+	}
+	wg.Wait()
+	return out
 }
 
 // FetchContext returns the text at url, an `api` AI context, for the
@@ -37,12 +69,13 @@ type cachedContext struct {
 // internal address unless the policy allows private targets), within
 // ContextFetchTimeout, cut to its first ContextMaxBytes (at a character
 // boundary), and reused for ContextTTL. Concurrent calls for one URL share
-// one fetch. A non-2xx answer is an error; errors are not cached. Show an
+// one fetch. A non-2xx answer is an error; a failed fetch is remembered for
+// ContextFailureTTL (its error is answered without asking again). Show an
 // error to a user through safehttp.Public.
 func (s *Service) FetchContext(ctx context.Context, url string) (string, error) {
 	url = strings.TrimSpace(url)
-	if text, ok := s.cached(url); ok {
-		return text, nil
+	if c, ok := s.cached(url); ok {
+		return c.text, c.err
 	}
 	if err := s.policy.ValidateURL(url); err != nil {
 		return "", fmt.Errorf("ai: context URL: %w", err)
@@ -54,9 +87,10 @@ func (s *Service) FetchContext(ctx context.Context, url string) (string, error) 
 		defer cancel()
 		text, err := s.fetchContext(fctx, url)
 		if err != nil {
+			s.store(url, cachedContext{err: err}, ContextFailureTTL)
 			return "", err
 		}
-		s.store(url, text)
+		s.store(url, cachedContext{text: text}, ContextTTL)
 		return text, nil
 	})
 	select {
@@ -112,17 +146,18 @@ func (s *Service) fetchContext(ctx context.Context, url string) (string, error) 
 	return strings.ToValidUTF8(string(body), "\uFFFD"), nil
 }
 
-func (s *Service) cached(url string) (string, bool) {
+func (s *Service) cached(url string) (cachedContext, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.cache[url]
 	if !ok || !s.now().Before(c.expires) {
-		return "", false
+		return cachedContext{}, false
 	}
-	return c.text, true
+	return c, true
 }
 
-func (s *Service) store(url, text string) {
+// store keeps c, a fetched text or a failure, for ttl.
+func (s *Service) store(url string, c cachedContext, ttl time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -139,5 +174,6 @@ func (s *Service) store(url, text string) {
 			delete(s.cache, k)
 		}
 	}
-	s.cache[url] = cachedContext{text: text, expires: now.Add(ContextTTL)}
+	c.expires = now.Add(ttl)
+	s.cache[url] = c
 }

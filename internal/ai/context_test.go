@@ -148,16 +148,91 @@ func TestFetchContextCachesBriefly(t *testing.T) {
 	if got, err := s.FetchContext(context.Background(), cs.URL); err != nil || got != "v2" || cs.hits.Load() != 2 {
 		t.Fatalf("after the TTL: %q, %v, %d fetches: want v2 fetched again", got, err, cs.hits.Load())
 	}
-	// Errors are not cached: the next call asks again.
-	other := newContextServer(t, "down")
-	other.set("down", http.StatusBadGateway, 0)
-	for range 2 {
-		if _, err := s.FetchContext(context.Background(), other.URL); err == nil || !strings.Contains(err.Error(), "502") {
+}
+
+// A failed fetch is remembered for ContextFailureTTL: the next messages get
+// the error without asking the server again, and after the TTL it is asked
+// again.
+func TestFetchContextRemembersFailuresBriefly(t *testing.T) {
+	t.Parallel()
+	s := ai.New(private, 5*time.Second)
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	s.SetClock(func() time.Time { return time.Unix(0, now.Load()) })
+	down := newContextServer(t, "down")
+	down.set("down", http.StatusBadGateway, 0)
+	for range 3 {
+		if _, err := s.FetchContext(context.Background(), down.URL); err == nil || !strings.Contains(err.Error(), "502") {
 			t.Fatalf("err = %v, want the status", err)
 		}
 	}
-	if n := other.hits.Load(); n != 2 {
-		t.Fatalf("%d fetches of a failing URL, want 2 (errors not cached)", n)
+	if n := down.hits.Load(); n != 1 {
+		t.Fatalf("%d fetches of a failing URL within the failure TTL, want 1", n)
+	}
+	down.set("back", http.StatusOK, 0)
+	now.Add(int64(ai.ContextFailureTTL - time.Second))
+	if _, err := s.FetchContext(context.Background(), down.URL); err == nil || down.hits.Load() != 1 {
+		t.Fatalf("within the failure TTL: %v, %d fetches: want the remembered failure", err, down.hits.Load())
+	}
+	now.Add(int64(2 * time.Second))
+	if got, err := s.FetchContext(context.Background(), down.URL); err != nil || got != "back" || down.hits.Load() != 2 {
+		t.Fatalf("after the failure TTL: %q, %v, %d fetches: want it fetched again", got, err, down.hits.Load())
+	}
+
+	// A server that hangs is remembered too: its timeout is paid once.
+	slow := ai.New(private, 200*time.Millisecond)
+	hung := newContextServer(t, "late")
+	hung.set("late", http.StatusOK, time.Minute)
+	for range 3 {
+		if _, err := slow.FetchContext(context.Background(), hung.URL); !errors.Is(err, ai.ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+	}
+	if n := hung.hits.Load(); n != 1 {
+		t.Fatalf("%d fetches of a hanging URL, want 1", n)
+	}
+}
+
+// FetchContexts asks every context server at once: two contexts that each
+// answer only once both requests have arrived are both fetched, which
+// fetches one after the other could not do within the budget.
+func TestFetchContextsAskAtOnce(t *testing.T) {
+	t.Parallel()
+	var inFlight, most atomic.Int64
+	both := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if n == 2 {
+			once.Do(func() { close(both) })
+		}
+		select {
+		case <-both:
+			_, _ = w.Write([]byte("text of " + r.URL.Path))
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := ai.New(private, 20*time.Second)
+	got := s.FetchContexts(context.Background(), []string{srv.URL + "/a", srv.URL + "/b"})
+	if got[0].Err != nil || got[0].Text != "text of /a" || got[1].Err != nil || got[1].Text != "text of /b" {
+		t.Fatalf("results %+v", got)
+	}
+	if most.Load() != 2 {
+		t.Fatalf("at most %d requests in flight at once, want 2", most.Load())
+	}
+
+	// Contexts that hang all end with the one budget, as timeouts.
+	hung := newContextServer(t, "late")
+	hung.set("late", http.StatusOK, time.Minute)
+	short := ai.New(private, 300*time.Millisecond)
+	for i, r := range short.FetchContexts(context.Background(), []string{hung.URL + "/1", hung.URL + "/2", hung.URL + "/3"}) {
+		if !errors.Is(r.Err, ai.ErrTimeout) {
+			t.Fatalf("context %d: %v, want ErrTimeout", i, r.Err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ai
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,5 +99,39 @@ func TestProviderMessage(t *testing.T) {
 	}
 	if got := providerMessage(strings.Repeat("x", 1000)); len([]rune(got)) != maxMessage+1 {
 		t.Errorf("a long body is kept whole: %d runes", len([]rune(got)))
+	}
+}
+
+// The cap's edge: a body of exactly max bytes is read whole, one byte more
+// is ErrResponseTooLarge, and so is a Content-Length past max.
+func TestCappedBodies(t *testing.T) {
+	t.Parallel()
+	const max = 10
+	serve := func(body string, length bool) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !length {
+				w.(http.Flusher).Flush() // chunked: no Content-Length
+			}
+			_, _ = io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	c := &http.Client{Transport: capped{next: http.DefaultTransport, max: max}}
+	for _, tc := range []struct {
+		body    string
+		length  bool
+		wantErr bool
+	}{{"0123456789", false, false}, {"0123456789", true, false}, {"0123456789x", false, true}, {"0123456789x", true, true},
+		{strings.Repeat("y", 100000), false, true}} {
+		res, err := c.Get(serve(tc.body, tc.length).URL)
+		var got []byte
+		if err == nil {
+			got, err = io.ReadAll(res.Body)
+			res.Body.Close()
+		}
+		if tc.wantErr != errors.Is(err, ErrResponseTooLarge) || (!tc.wantErr && string(got) != tc.body) || len(got) > max {
+			t.Errorf("%d bytes (Content-Length %v): read %d, %v", len(tc.body), tc.length, len(got), err)
+		}
 	}
 }

@@ -27,15 +27,18 @@ func (s *Service) openAIReply(ctx context.Context, cfg Config, system string, hi
 	if base == "" {
 		base = openAIDefaultURL
 	}
-	svc := openai.NewChatCompletionService(
+	opts := []openaioption.RequestOption{
 		openaioption.WithHTTPClient(s.llm),
 		openaioption.WithBaseURL(base),
-		openaioption.WithAPIKey(cfg.APIKey),
 		// No retries: the chatbot answers each contact in order, and a
 		// fallback now beats a reply after several backoffs.
 		openaioption.WithMaxRetries(0),
 		openaioption.WithRequestTimeout(s.timeout),
-	)
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, openaioption.WithAPIKey(cfg.APIKey))
+	}
+	svc := openai.NewChatCompletionService(opts...)
 	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(history)+1)
 	if system != "" {
 		msgs = append(msgs, openai.SystemMessage(system))
@@ -82,15 +85,18 @@ func (s *Service) anthropicReply(ctx context.Context, cfg Config, system string,
 	if base == "" {
 		base = anthropicDefaultURL
 	}
-	svc := anthropic.NewMessageService(
+	opts := []anthropicoption.RequestOption{
 		anthropicoption.WithHTTPClient(s.llm),
 		anthropicoption.WithBaseURL(base),
-		anthropicoption.WithAPIKey(cfg.APIKey),
 		anthropicoption.WithMaxRetries(0),
 		// Also what spares the SDK its estimate of a non-streaming
 		// request's duration, which refuses large max_tokens.
 		anthropicoption.WithRequestTimeout(s.timeout),
-	)
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, anthropicoption.WithAPIKey(cfg.APIKey))
+	}
+	svc := anthropic.NewMessageService(opts...)
 	params := anthropic.MessageNewParams{
 		Model:       anthropic.Model(cfg.Model),
 		MaxTokens:   int64(cfg.MaxTokens),

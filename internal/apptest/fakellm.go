@@ -40,7 +40,8 @@ type LLMRequest struct {
 // FakeLLM stands in for a language model's HTTP API: OpenAI's chat
 // completions (/v1/chat/completions, which vLLM, Ollama and LM Studio also
 // serve) and Anthropic's messages (/v1/messages). It records every request,
-// answers a configured text, and can fail with a status or answer late.
+// answers a configured text, and can fail with a status, answer late or
+// hold its answers until released; it counts the requests in flight.
 type FakeLLM struct {
 	*httptest.Server
 	mu        sync.Mutex
@@ -50,6 +51,9 @@ type FakeLLM struct {
 	failText  string
 	delay     time.Duration
 	delayDone chan struct{} // closed when the test ends: delayed answers stop waiting
+	held      chan struct{} // non-nil while Hold holds answers back
+	inFlight  int           // requests being answered now
+	most      int           // the most requests ever in flight at once
 }
 
 // NewFakeLLM starts a fake model server until the test ends; it answers
@@ -103,6 +107,41 @@ func (f *FakeLLM) SetDelay(d time.Duration) {
 	f.delay = d
 }
 
+// Hold holds every answer back, of requests under way and later ones,
+// until release is called (or the client gives up, or the test ends).
+func (f *FakeLLM) Hold() (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	held := make(chan struct{})
+	f.held = held
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			if f.held == held {
+				f.held = nil
+			}
+			f.mu.Unlock()
+			close(held)
+		})
+	}
+}
+
+// InFlight is how many requests are being answered now; MaxInFlight the
+// most there ever were at once.
+func (f *FakeLLM) InFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inFlight
+}
+
+// MaxInFlight is the most requests the server was answering at once.
+func (f *FakeLLM) MaxInFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.most
+}
+
 // Requests returns the requests received so far, in arrival order.
 func (f *FakeLLM) Requests() []LLMRequest {
 	f.mu.Lock()
@@ -116,8 +155,24 @@ func (f *FakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	req, err := parseLLMRequest(r, body, anthropic)
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
-	reply, failCode, failText, delay := f.reply, f.failCode, f.failText, f.delay
+	reply, failCode, failText, delay, held := f.reply, f.failCode, f.failText, f.delay, f.held
+	f.inFlight++
+	f.most = max(f.most, f.inFlight)
 	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inFlight--
+		f.mu.Unlock()
+	}()
+	if held != nil {
+		select {
+		case <-held:
+		case <-r.Context().Done():
+			return
+		case <-f.delayDone:
+			return
+		}
+	}
 	if delay > 0 {
 		select {
 		case <-time.After(delay):

@@ -71,6 +71,8 @@ func layerOf(path string) string {
 		return layerShared
 	case path == "api/web":
 		return layerWeb
+	case path == "api/console": // the web console's files: imports nothing of ours
+		return layerHandlers
 	case first == "api" && strings.HasSuffix(rest, "api") && !strings.Contains(rest, "/"):
 		return layerHandlers
 	case slices.Contains(testSupport, path):

@@ -19,23 +19,19 @@ var errNoAI = errors.New("no AI model configured")
 // contains one), then the last ai_history_messages messages of the
 // conversation, this one included. The model call happens inside the
 // evaluation's transaction (so the answer is stored exactly once with
-// it), bounded by AI_TIMEOUT.
+// it), bounded by AI_TIMEOUT, and within the organization's share of the
+// worker (errOrgBusy past it).
 func (e *evaluation) aiReply() (string, error) {
 	st := e.settings
 	if e.s.ai == nil || st.AIModel == "" {
 		return "", errNoAI
 	}
-	cfg := ai.Config{Provider: st.AIProvider, Model: st.AIModel, BaseURL: st.AIBaseURL, APIKey: e.s.aiDefault.APIKey,
-		Temperature: st.AITemperature, MaxTokens: st.AIMaxTokens}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = e.s.aiDefault.BaseURL
+	cfg, err := e.aiConfig()
+	if err != nil {
+		return "", err
 	}
-	if len(st.AIAPIKeyEnc) > 0 {
-		key, err := e.s.box.OpenString(st.AIAPIKeyEnc)
-		if err != nil {
-			return "", err
-		}
-		cfg.APIKey = key
+	if err := e.outbound(); err != nil {
+		return "", err
 	}
 	system, err := e.systemPrompt()
 	if err != nil {
@@ -48,28 +44,70 @@ func (e *evaluation) aiReply() (string, error) {
 	return e.s.ai.Reply(e.ctx, cfg, system, history)
 }
 
-// systemPrompt is the system prompt followed by the matching contexts.
+// aiConfig resolves the model settings, and which key goes where: the
+// process's AI_API_KEY only with AI_API_URL (or the provider's own API),
+// that is to an organization without an ai_base_url of its own; the
+// organization's key only with the provider and base URL it was stored
+// with; otherwise none.
+func (e *evaluation) aiConfig() (ai.Config, error) {
+	st := e.settings
+	cfg := ai.Config{Provider: st.AIProvider, Model: st.AIModel, BaseURL: st.AIBaseURL, Temperature: st.AITemperature, MaxTokens: st.AIMaxTokens}
+	if st.AIBaseURL == "" {
+		cfg.BaseURL, cfg.APIKey = e.s.aiDefault.BaseURL, e.s.aiDefault.APIKey
+	}
+	if len(st.AIAPIKeyEnc) > 0 {
+		key, bound, err := e.s.aiKey(st)
+		if err != nil {
+			return cfg, err
+		}
+		if !bound {
+			e.s.log.Warn("the organization's AI key was stored for another provider or base URL; not sent", "organization_id", e.orgID)
+			return cfg, nil
+		}
+		cfg.APIKey = key
+	}
+	return cfg, nil
+}
+
+// systemPrompt is the system prompt followed by the matching contexts (of
+// the organization's first MaxAIContexts); the `api` ones are fetched
+// together, within one budget, and a context that cannot be fetched is
+// left out.
 func (e *evaluation) systemPrompt() (string, error) {
 	var contexts []models.AIContext
-	if err := e.tx.Where("organization_id = ? AND enabled", e.orgID).Order("priority DESC, created_at, id").Find(&contexts).Error; err != nil {
+	if err := e.tx.Where("organization_id = ? AND enabled", e.orgID).Order("priority DESC, created_at, id").Limit(MaxAIContexts).
+		Find(&contexts).Error; err != nil {
 		return "", err
+	}
+	var used []models.AIContext
+	var urls []string
+	for _, c := range contexts {
+		if len(c.TriggerKeywords.V) > 0 && !matches("contains", c.TriggerKeywords.V, e.text) {
+			continue
+		}
+		used = append(used, c)
+		if c.ContextType == "api" {
+			urls = append(urls, c.Content)
+		}
+	}
+	var fetched []ai.ContextResult
+	if len(urls) > 0 {
+		fetched = e.s.ai.FetchContexts(e.ctx, urls)
 	}
 	parts := []string{}
 	if p := strings.TrimSpace(e.settings.SystemPrompt); p != "" {
 		parts = append(parts, p)
 	}
-	for _, c := range contexts {
-		if len(c.TriggerKeywords.V) > 0 && !matches("contains", c.TriggerKeywords.V, e.text) {
-			continue
-		}
+	for _, c := range used {
 		text := c.Content
 		if c.ContextType == "api" {
-			fetched, err := e.s.ai.FetchContext(e.ctx, c.Content)
-			if err != nil {
-				e.s.log.Info("AI context not fetched; left out of the prompt", "context", c.Name, "error", err)
+			r := fetched[0]
+			fetched = fetched[1:]
+			if r.Err != nil {
+				e.s.log.Info("AI context not fetched; left out of the prompt", "context", c.Name, "error", r.Err)
 				continue
 			}
-			text = fetched
+			text = r.Text
 		}
 		parts = append(parts, c.Name+":\n"+strings.TrimSpace(text))
 	}

@@ -7,7 +7,9 @@
 // contexts.go (AI contexts), flows.go (conversation flows and their
 // validation), sessions.go (sessions and a contact's session data),
 // consumer.go (the inbound consumer and the inbox), evaluate.go (the order
-// of evaluation), run.go (walking a flow), replies.go (what the bot sends).
+// of evaluation), run.go (walking a flow), ai.go (the model's reply),
+// aikey.go (the organization's AI key and where it may go), slots.go (each
+// organization's share of the worker for calls to its own servers).
 package chatbot
 
 import (
@@ -54,11 +56,12 @@ type Timezones interface {
 // AI answers with a model (internal/ai).
 type AI interface {
 	Reply(ctx context.Context, cfg ai.Config, system string, history []ai.Message) (string, error)
-	FetchContext(ctx context.Context, url string) (string, error)
+	FetchContexts(ctx context.Context, urls []string) []ai.ContextResult
 }
 
-// AIDefaults are used by organizations without their own AI base URL or
-// key (AI_API_URL, AI_API_KEY).
+// AIDefaults are the process's model server and key (AI_API_URL,
+// AI_API_KEY), for organizations without an ai_base_url of their own. The
+// key goes to that server only, never to an organization's ai_base_url.
 type AIDefaults struct {
 	BaseURL string
 	APIKey  string
@@ -76,6 +79,7 @@ type Service struct {
 	timezones Timezones
 	ai        AI
 	aiDefault AIDefaults
+	slots     *orgSlots
 	enq       *jobs.Enqueuer
 	log       *slog.Logger
 	now       func() time.Time
@@ -92,8 +96,12 @@ type Deps struct {
 	Timezones  Timezones
 	AI         AI
 	AIDefaults AIDefaults
-	Enqueuer   *jobs.Enqueuer
-	Log        *slog.Logger
+	// OrgConcurrency bounds, per organization, the evaluations of this
+	// process calling the organization's own servers at once (slots.go);
+	// 0: no bound (the api, which evaluates nothing).
+	OrgConcurrency int
+	Enqueuer       *jobs.Enqueuer
+	Log            *slog.Logger
 }
 
 // fetchTimeout bounds an api_fetch step's call.
@@ -102,8 +110,8 @@ const fetchTimeout = 10 * time.Second
 // NewService wires the chatbot domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, box: d.Box, policy: d.Policy, http: d.Policy.Client(fetchTimeout), replies: d.Replies,
-		transfers: d.Transfers, contacts: d.Contacts, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults, enq: d.Enqueuer, log: d.Log,
-		now: func() time.Time { return time.Now().UTC() }}
+		transfers: d.Transfers, contacts: d.Contacts, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults,
+		slots: newOrgSlots(d.OrgConcurrency), enq: d.Enqueuer, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // ConsumerName implements inbound.Consumer.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
 	"wharf/internal/tenant"
@@ -14,6 +15,11 @@ import (
 
 // Context types: static text, or text fetched from an API when used.
 var ContextTypes = []string{"static", "api"}
+
+// MaxAIContexts is how many AI contexts an organization may have: each
+// `api` one is a fetch before the model's answer, and all of them crowd
+// the prompt.
+const MaxAIContexts = 20
 
 // ContextInput creates or changes an AI context; nil fields are unchanged.
 type ContextInput struct {
@@ -32,7 +38,8 @@ func (s *Service) Contexts(ctx context.Context, orgID uuid.UUID) ([]models.AICon
 	return rows, err
 }
 
-// CreateContext validates and stores an AI context.
+// CreateContext validates and stores an AI context, the organization's
+// MaxAIContexts-th at most (409 past it).
 func (s *Service) CreateContext(ctx context.Context, orgID uuid.UUID, in ContextInput) (*models.AIContext, error) {
 	c := models.AIContext{OrganizationID: orgID, Enabled: true}
 	c.TriggerKeywords.V = []string{}
@@ -42,7 +49,25 @@ func (s *Service) CreateContext(ctx context.Context, orgID uuid.UUID, in Context
 	if err := s.applyContext(&c, in); err != nil {
 		return nil, err
 	}
-	return &c, s.db.WithContext(ctx).Create(&c).Error
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// Creations of one organization take turns, so two at once cannot
+		// both see room for one more.
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtext('chatbot_ai_contexts'), hashtext(?))`, orgID.String()).Error; err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&models.AIContext{}).Scopes(tenant.Scope(orgID)).Count(&n).Error; err != nil {
+			return err
+		}
+		if n >= MaxAIContexts {
+			return apperr.Conflictf("an organization has at most %d AI contexts; delete one first", MaxAIContexts)
+		}
+		return tx.Create(&c).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // UpdateContext validates and saves the fields given.

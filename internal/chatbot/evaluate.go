@@ -3,6 +3,7 @@ package chatbot
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,18 +13,29 @@ import (
 
 	"wharf/internal/messaging"
 	"wharf/internal/transfers"
+	"wharf/jobs"
 	"wharf/models"
 )
+
+// retryBusy is when a task that found its contact's lock taken, or its
+// organization at its share of the worker (slots.go), runs again.
+const retryBusy = time.Second
 
 // Evaluate is the chatbot:evaluate job: it evaluates the contact's waiting
 // messages one at a time, oldest first, each in a transaction that stores
 // the replies and marks the message evaluated (so a retried job never
 // answers twice), and sends each message's replies before evaluating the
 // next. The whole walk holds the contact's advisory lock on a connection of
-// its own (the evaluations' transactions use it too): a duplicate task
-// waits for it and then finds nothing left, so one contact's replies go out
-// in the order of the messages they answer.
+// its own (the evaluations' transactions use it too), so one contact's
+// replies go out in the order of the messages they answer. A duplicate task
+// does not wait for the lock in its worker slot (the holder may wait on a
+// slow model server): the holder takes whatever waits, and the duplicate
+// looks again a second later (jobs.RateLimited, which is not a failure), in
+// case the holder finished just before its message arrived.
 func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) error {
+	if s.slots.full(orgID) {
+		return &jobs.RateLimited{RetryAfter: retryBusy, Reason: errOrgBusy.Error()}
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -33,8 +45,13 @@ func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) erro
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(hashtext('chatbot'), hashtext($1))`, contactID.String()); err != nil {
+	var locked bool
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtext('chatbot'), hashtext($1))`, contactID.String()).
+		Scan(&locked); err != nil {
 		return err
+	}
+	if !locked {
+		return &jobs.RateLimited{RetryAfter: retryBusy, Reason: "another task evaluates the contact"}
 	}
 	defer unlock(conn, contactID)
 	// The evaluations' transactions run on the lock's connection too, so a
@@ -46,6 +63,10 @@ func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) erro
 	db.Statement.ConnPool = conn
 	for {
 		ids, after, found, err := s.evaluateNext(ctx, db, orgID, contactID)
+		if errors.Is(err, errOrgBusy) {
+			// Rolled back: the message waits, and the slot goes to others.
+			return &jobs.RateLimited{RetryAfter: retryBusy, Reason: errOrgBusy.Error()}
+		}
 		if err != nil || !found {
 			return err
 		}
@@ -83,6 +104,12 @@ func (s *Service) evaluateNext(ctx context.Context, db *gorm.DB, orgID, contactI
 	var ids []uuid.UUID
 	var after []func(context.Context)
 	found := false
+	var e *evaluation
+	defer func() {
+		if e != nil && e.slot {
+			s.slots.release(orgID)
+		}
+	}()
 	err := db.Transaction(func(tx *gorm.DB) error {
 		ids, after = nil, nil
 		var w waiting
@@ -94,8 +121,7 @@ func (s *Service) evaluateNext(ctx context.Context, db *gorm.DB, orgID, contactI
 			return err
 		}
 		found = true
-		e, err := s.newEvaluation(ctx, tx, orgID, contactID, &w)
-		if err != nil {
+		if e, err = s.newEvaluation(ctx, tx, orgID, contactID, &w); err != nil {
 			return err
 		}
 		outcome, err := e.run()
@@ -130,6 +156,21 @@ type evaluation struct {
 	choiceID string // the id of the button or list row chosen, if any
 	replies  []messaging.Reply
 	after    []func(context.Context)
+	slot     bool // holds one of the organization's slots (slots.go)
+}
+
+// outbound takes one of the organization's slots before the evaluation's
+// first call to a server the organization chose; errOrgBusy when none is
+// free. The slot is given back when the evaluation's transaction ends.
+func (e *evaluation) outbound() error {
+	if e.slot {
+		return nil
+	}
+	if !e.s.slots.acquire(e.orgID) {
+		return errOrgBusy
+	}
+	e.slot = true
+	return nil
 }
 
 func (s *Service) newEvaluation(ctx context.Context, tx *gorm.DB, orgID, contactID uuid.UUID, w *waiting) (*evaluation, error) {
@@ -229,6 +270,9 @@ func (e *evaluation) run() (string, error) {
 	}
 	if st.AIEnabled {
 		text, err := e.aiReply()
+		if errors.Is(err, errOrgBusy) {
+			return "", err
+		}
 		if err == nil && strings.TrimSpace(text) != "" {
 			e.replies = append(e.replies, messaging.Reply{Text: text})
 			return "ai", nil

@@ -2,6 +2,7 @@ package chatbot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"slices"
@@ -228,6 +229,9 @@ func (s *Service) validSteps(ctx context.Context, orgID uuid.UUID, in []models.F
 				return nil, apperr.Invalidf("%s: api_config.method must be GET or POST", where)
 			}
 			st.APIConfig.Method = m
+			if b := strings.TrimSpace(st.APIConfig.Body); b != "" && !json.Valid([]byte(fillJSON(b, func(string) string { return "" }))) {
+				return nil, apperr.Invalidf("%s: api_config.body must be JSON; a {{placeholder}} stands inside a string or for a value, and is sent as a string", where)
+			}
 			for v := range st.APIConfig.ResponseMapping {
 				if !variableName.MatchString(v) {
 					return nil, apperr.Invalidf("%s: api_config.response_mapping keys must be variable names", where)

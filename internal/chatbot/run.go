@@ -1,10 +1,12 @@
 package chatbot
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/messaging"
+	"wharf/internal/safehttp"
 	"wharf/internal/transfers"
 	"wharf/models"
 )
@@ -186,7 +189,9 @@ func (e *evaluation) runFrom(sess *models.ChatbotSession, f *models.ChatbotFlow,
 			}
 			return e.endSession(sess, "transfer")
 		case "api_fetch":
-			e.fetch(sess, step.APIConfig)
+			if err := e.fetch(sess, step.APIConfig); err != nil {
+				return err
+			}
 			e.reply(step.Message, nil, "", sess.Variables.V)
 			if step.InputType != "" {
 				return e.saveSession(sess)
@@ -225,49 +230,134 @@ func (e *evaluation) sendStep(sess *models.ChatbotSession, step models.FlowStep)
 // fetch runs an api_fetch step: the URL (placeholders filled) through the
 // SSRF-safe client, and the mapped fields of its JSON answer into the
 // session's variables. A failure leaves the variables as they were and
-// sets api_error, so the flow can go on.
-func (e *evaluation) fetch(sess *models.ChatbotSession, cfg *models.APIConfig) {
+// sets api_error to a generic reason (fetchFailure), so the flow can go on;
+// the only error returned is errOrgBusy.
+func (e *evaluation) fetch(sess *models.ChatbotSession, cfg *models.APIConfig) error {
 	if cfg == nil {
-		return
+		return nil
 	}
-	err := func() error {
-		var body io.Reader
-		if cfg.Method == "POST" {
-			body = bytes.NewReader([]byte(e.fill(cfg.Body, sess.Variables.V)))
+	if err := e.outbound(); err != nil {
+		return err
+	}
+	if reason, err := e.callAPI(sess, cfg); err != nil {
+		sess.Variables.V["api_error"] = reason
+		e.s.log.Info("api_fetch step failed", "session_id", sess.ID, "reason", reason, "error", err)
+	}
+	return nil
+}
+
+// What api_error says of a failed api_fetch step. It is a session variable,
+// so a flow's message can send it to the contact: never the address a host
+// name resolved to, nor a Go error (the log has those).
+const (
+	fetchTimedOut   = "request failed: timeout"
+	fetchRefused    = "request failed: refused"
+	fetchNotAllowed = "request failed: not allowed"
+	fetchBadAnswer  = "request failed: invalid response"
+	fetchBadRequest = "request failed: invalid request"
+)
+
+// callAPI makes an api_fetch step's request and maps its answer; on
+// failure it answers the reason for api_error and the error for the log.
+func (e *evaluation) callAPI(sess *models.ChatbotSession, cfg *models.APIConfig) (string, error) {
+	var body io.Reader
+	if cfg.Method == "POST" && cfg.Body != "" {
+		b := fillJSON(cfg.Body, func(name string) string { return e.value(name, sess.Variables.V) })
+		if !json.Valid([]byte(b)) {
+			return fetchBadRequest, errors.New("the body is not JSON")
 		}
-		req, err := http.NewRequestWithContext(e.ctx, cfg.Method, e.fillWith(cfg.URL, sess.Variables.V, url.QueryEscape), body)
-		if err != nil {
-			return err
+		body = strings.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(e.ctx, cfg.Method, e.fillWith(cfg.URL, sess.Variables.V, url.QueryEscape), body)
+	if err != nil {
+		return fetchBadRequest, err
+	}
+	for k, v := range cfg.Headers {
+		req.Header.Set(k, e.fill(v, sess.Variables.V))
+	}
+	if cfg.Method == "POST" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := e.s.http.Do(req)
+	if err != nil {
+		return fetchFailure(err), err
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return fmt.Sprintf("request failed: status %d", res.StatusCode), fmt.Errorf("status %d", res.StatusCode)
+	}
+	var v any
+	if err := json.NewDecoder(io.LimitReader(res.Body, maxFetchBody)).Decode(&v); err != nil {
+		if isTimeout(err) {
+			return fetchTimedOut, err
 		}
-		for k, v := range cfg.Headers {
-			req.Header.Set(k, e.fill(v, sess.Variables.V))
+		return fetchBadAnswer, fmt.Errorf("the answer is not JSON: %w", err)
+	}
+	for name, path := range cfg.ResponseMapping {
+		if got, ok := lookup(v, path); ok {
+			sess.Variables.V[name] = got
 		}
-		if cfg.Method == "POST" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		res, err := e.s.http.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		if res.StatusCode/100 != 2 {
-			return fmt.Errorf("status %d", res.StatusCode)
-		}
-		var v any
-		if err := json.NewDecoder(io.LimitReader(res.Body, maxFetchBody)).Decode(&v); err != nil {
-			return fmt.Errorf("the answer is not JSON: %w", err)
-		}
-		for name, path := range cfg.ResponseMapping {
-			if got, ok := lookup(v, path); ok {
-				sess.Variables.V[name] = got
+	}
+	return "", nil
+}
+
+// fetchFailure is the reason for api_error of a request that got no
+// answer.
+func fetchFailure(err error) string {
+	switch {
+	case errors.Is(err, safehttp.ErrBlocked):
+		return fetchNotAllowed
+	case isTimeout(err):
+		return fetchTimedOut
+	}
+	return fetchRefused
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// fillJSON fills the placeholders of a JSON body so that each value is one
+// JSON string whatever it holds (quotes, backslashes, line breaks): inside
+// a string of the body its characters are escaped, anywhere else it
+// becomes a string of its own. So a contact's answer can neither break
+// the body nor add fields to it.
+func fillJSON(body string, value func(name string) string) string {
+	var b strings.Builder
+	inString, escaped := false, false
+	last := 0
+	for _, m := range placeholder.FindAllStringSubmatchIndex(body, -1) {
+		for _, c := range []byte(body[last:m[0]]) {
+			switch {
+			case escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case c == '"':
+				inString = !inString
 			}
 		}
-		return nil
-	}()
-	if err != nil {
-		sess.Variables.V["api_error"] = err.Error()
-		e.s.log.Info("api_fetch step failed", "session_id", sess.ID, "error", err)
+		b.WriteString(body[last:m[0]])
+		v := jsonString(value(body[m[2]:m[3]]))
+		if inString {
+			v = v[1 : len(v)-1]
+		}
+		b.WriteString(v)
+		last, escaped = m[1], false
 	}
+	b.WriteString(body[last:])
+	return b.String()
+}
+
+// jsonString is s as a JSON string, quotes included (invalid UTF-8
+// replaced; <, > and & as they are).
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // lookup reads a dotted path (a.b.0.c) in decoded JSON.

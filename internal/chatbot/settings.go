@@ -78,7 +78,7 @@ type SettingsInput struct {
 	AIModel               *string
 	AITemperature         *float64
 	AIMaxTokens           *int
-	AIAPIKey              *string // write-only; "" keeps the stored key, use ClearAIAPIKey to remove it
+	AIAPIKey              *string // write-only; "" keeps the stored key (unless AIProvider or AIBaseURL changes), use ClearAIAPIKey to remove it
 	ClearAIAPIKey         bool
 	AIBaseURL             *string
 	AIHistoryMessages     *int
@@ -103,6 +103,7 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID uuid.UUID, in Settin
 	if err != nil {
 		return nil, err
 	}
+	keyProvider, keyBaseURL := st.AIProvider, st.AIBaseURL
 	setB := func(dst *bool, v *bool) {
 		if v != nil {
 			*dst = *v
@@ -165,13 +166,19 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID uuid.UUID, in Settin
 		}
 		st.AIBaseURL = u
 	}
+	// The key goes only to the provider and base URL it was given with
+	// (aikey.go): a new key is bound to this request's result, and a change
+	// of either without a new key drops the stored one (has_ai_api_key
+	// turns false in the answer).
 	switch {
 	case in.ClearAIAPIKey:
 		st.AIAPIKeyEnc = nil
 	case in.AIAPIKey != nil && strings.TrimSpace(*in.AIAPIKey) != "":
-		if st.AIAPIKeyEnc, err = s.box.SealString(strings.TrimSpace(*in.AIAPIKey)); err != nil {
+		if st.AIAPIKeyEnc, err = s.sealAIKey(strings.TrimSpace(*in.AIAPIKey), st.AIProvider, st.AIBaseURL); err != nil {
 			return nil, err
 		}
+	case st.AIProvider != keyProvider || st.AIBaseURL != keyBaseURL:
+		st.AIAPIKeyEnc = nil
 	}
 	for _, b := range []struct {
 		name    string

@@ -270,6 +270,12 @@ type Worker struct {
 	Campaigns
 	AI
 	Concurrency int `env:"WORKER_CONCURRENCY" envDefault:"10"`
+	// ChatbotOrgConcurrency bounds, per organization, the chatbot's
+	// evaluations that call the organization's own servers (model server,
+	// `api` AI contexts, api_fetch steps) at once in this process, so that
+	// one organization's slow server cannot take every slot; 0 is a quarter
+	// of WORKER_CONCURRENCY, at least 1 (ChatbotOrgSlots).
+	ChatbotOrgConcurrency int `env:"CHATBOT_ORG_CONCURRENCY" envDefault:"0"`
 	// PublicURL is the api's address, in the signed links the worker hands
 	// out (documents' prints the provider fetches).
 	PublicURL string `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
@@ -286,6 +292,15 @@ type Worker struct {
 	// 177 to 50 ms at 200 msg/s; an idle worker process spends about 3.5 %
 	// of a core more than at 200 ms (docs/BENCHMARKS.md).
 	TaskCheckInterval time.Duration `env:"WORKER_TASK_CHECK_INTERVAL" envDefault:"20ms"`
+}
+
+// ChatbotOrgSlots is CHATBOT_ORG_CONCURRENCY, or its default: a quarter of
+// WORKER_CONCURRENCY, at least 1.
+func (c Worker) ChatbotOrgSlots() int {
+	if c.ChatbotOrgConcurrency > 0 {
+		return c.ChatbotOrgConcurrency
+	}
+	return max(1, c.Concurrency/4)
 }
 
 // Scheduler configures bin/scheduler.
@@ -430,6 +445,9 @@ func LoadWorkerFrom(environ map[string]string) (Worker, error) {
 	errs = append(errs, c.Secrets.decode()...)
 	if c.Concurrency <= 0 {
 		errs = append(errs, errors.New("WORKER_CONCURRENCY must be positive"))
+	}
+	if c.ChatbotOrgConcurrency < 0 || c.ChatbotOrgConcurrency > c.Concurrency {
+		errs = append(errs, errors.New("CHATBOT_ORG_CONCURRENCY must be between 0 (a quarter of WORKER_CONCURRENCY) and WORKER_CONCURRENCY"))
 	}
 	if err := httpURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Errorf("PUBLIC_URL %w", err))

@@ -106,6 +106,34 @@ func TestAIDefaults(t *testing.T) {
 	}
 }
 
+// The chatbot's share per organization of the worker's slots: a quarter of
+// WORKER_CONCURRENCY by default (at least 1), or CHATBOT_ORG_CONCURRENCY,
+// which must lie between 0 and WORKER_CONCURRENCY.
+func TestChatbotOrgSlots(t *testing.T) {
+	env := func(kv ...string) map[string]string {
+		e := map[string]string{"ENCRYPTION_KEY": strings.Repeat("ab", 32)}
+		for i := 0; i < len(kv); i += 2 {
+			e[kv[i]] = kv[i+1]
+		}
+		return e
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{{env(), 2}, {env("WORKER_CONCURRENCY", "3"), 1}, {env("WORKER_CONCURRENCY", "40"), 10},
+		{env("CHATBOT_ORG_CONCURRENCY", "5"), 5}, {env("WORKER_CONCURRENCY", "4", "CHATBOT_ORG_CONCURRENCY", "4"), 4}} {
+		w, err := config.LoadWorkerFrom(c.env)
+		if err != nil || w.ChatbotOrgSlots() != c.want {
+			t.Errorf("%v: %d slots, %v; want %d", c.env, w.ChatbotOrgSlots(), err, c.want)
+		}
+	}
+	for _, bad := range []map[string]string{env("CHATBOT_ORG_CONCURRENCY", "-1"), env("CHATBOT_ORG_CONCURRENCY", "11")} {
+		if _, err := config.LoadWorkerFrom(bad); err == nil || !strings.Contains(err.Error(), "CHATBOT_ORG_CONCURRENCY") {
+			t.Errorf("%v: %v, want an error naming CHATBOT_ORG_CONCURRENCY", bad, err)
+		}
+	}
+}
+
 func TestEncryptionKeyAcceptsHexAndBase64(t *testing.T) {
 	for _, k := range []string{strings.Repeat("0f", 32), "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="} {
 		env := base()

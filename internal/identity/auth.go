@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/mail"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -21,6 +22,9 @@ type Session struct {
 	AccessToken  string
 	RefreshToken string
 	ExpiresIn    int // seconds
+	// RefreshExpiresAt is when the refresh token expires (the console's
+	// cookie expires with it).
+	RefreshExpiresAt time.Time
 }
 
 // errBadLogin is the single answer to a wrong email or a wrong password, so
@@ -234,7 +238,8 @@ func (s *Service) issue(ctx context.Context, db *gorm.DB, p *Principal, family u
 	if err := db.WithContext(ctx).Create(&row).Error; err != nil {
 		return nil, err
 	}
-	return &Session{Principal: p, AccessToken: access, RefreshToken: refresh, ExpiresIn: int(s.tokens.accessTTL.Seconds())}, nil
+	return &Session{Principal: p, AccessToken: access, RefreshToken: refresh, ExpiresIn: int(s.tokens.accessTTL.Seconds()),
+		RefreshExpiresAt: row.ExpiresAt}, nil
 }
 
 // Refresh rotates a refresh token: the presented token is spent and a new one

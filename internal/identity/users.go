@@ -285,3 +285,13 @@ func (s *Service) SetAvailability(ctx context.Context, orgID, id uuid.UUID, avai
 	}
 	return userView(ctx, s.db, orgID, id)
 }
+
+// Available reports whether a user takes chats (what SetAvailability set),
+// for the user's own profile.
+func (s *Service) Available(ctx context.Context, userID uuid.UUID) (bool, error) {
+	var u models.User
+	if err := s.db.WithContext(ctx).Select("is_available").Take(&u, "id = ?", userID).Error; err != nil {
+		return false, notFound(err, "user not found")
+	}
+	return u.IsAvailable, nil
+}

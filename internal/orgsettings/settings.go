@@ -162,6 +162,19 @@ func loadOrg(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (*models.Organiz
 	return &org, st, nil
 }
 
+// Of is the effective settings of an organization row its caller already
+// loaded (the current organization's timezone and date format, which every
+// member sees).
+func Of(org *models.Organization) (Settings, error) {
+	var st stored
+	if len(org.Settings) > 0 {
+		if err := json.Unmarshal(org.Settings, &st); err != nil {
+			return Settings{}, err
+		}
+	}
+	return st.resolve(len(org.ProviderAppSecretEnc) > 0), nil
+}
+
 // Update is a partial change; nil fields stay as they are. Empty Name and
 // empty ProviderAppSecret are ignored, as are MaxCallDuration and
 // TransferTimeoutSecs that are not positive (the spec's rules).

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.starlark.net/resolve"
@@ -93,25 +95,95 @@ func scriptProgram(src string) (*starlark.Program, error) {
 type verdict struct {
 	send bool
 	// dataList is doc._data_list when the script set it: one send per
-	// object, instead of one for the document.
+	// object, instead of one for the document. Its values are template
+	// parameters' text (paramText), or nil where the script gave None.
 	dataList []map[string]any
 	hasList  bool
 }
 
-// errBudget marks a condition stopped by its step or time budget.
-var errBudget = errors.New("condition exceeded its budget")
+// Why an evaluation stopped short of a verdict, besides an error in the
+// condition itself.
+var (
+	// errBudget marks a condition stopped by its step or time budget.
+	errBudget = errors.New("condition exceeded its budget")
+	// errMemory marks a condition that allocated more than its memory
+	// budget (Limits.Memory), or that the evaluator process's address
+	// space could not hold.
+	errMemory = errors.New("condition exceeded its memory budget")
+)
 
-// run evaluates p over the document's values.
-func (s *Service) run(p *program, fields map[string]any) (verdict, error) {
+// evalLimits bound one evaluation (Limits, as the evaluator process
+// receives them).
+type evalLimits struct {
+	Steps    uint64        `json:"steps"`
+	Time     time.Duration `json:"time"`
+	Memory   uint64        `json:"memory"`
+	DataList int           `json:"data_list"`
+}
+
+// allocCheckSteps is how often (in Starlark steps) an evaluation compares
+// what it allocated with its memory budget; once more at its end.
+const allocCheckSteps = 64
+
+// evaluate runs p over the document's values, in the evaluator process
+// only (evalproc.go): nothing here bounds what one step allocates but that
+// process's address-space limit. Allocation is metered by the Go
+// runtime's count of heap bytes allocated (runtime/metrics), read every
+// allocCheckSteps steps and at the end, so a condition that allocates more
+// than l.Memory in total, even in small pieces it lets go of, fails.
+func evaluate(p *program, fields map[string]any, now time.Time, l evalLimits) (verdict, error) {
 	if p.empty {
 		return verdict{send: true}, nil
 	}
 	doc := newDocValue(fields)
-	thread := &starlark.Thread{Name: "condition"}
-	thread.SetMaxExecutionSteps(s.limits.Steps)
-	timer := time.AfterFunc(s.limits.Time, func() { thread.Cancel("time budget of " + s.limits.Time.String() + " exceeded") })
+	meter := newAllocMeter()
+	var stopped error // why the thread was cancelled, if by a budget
+	thread := &starlark.Thread{Name: "condition", Print: func(*starlark.Thread, string) {}}
+	thread.SetMaxExecutionSteps(min(allocCheckSteps, l.Steps))
+	thread.OnMaxSteps = func(th *starlark.Thread) {
+		switch {
+		case th.ExecutionSteps() >= l.Steps:
+			stopped = fmt.Errorf("%w: too many steps (%d)", errBudget, l.Steps)
+		case meter.allocated() > l.Memory:
+			stopped = memoryErr(l.Memory)
+		default:
+			th.SetMaxExecutionSteps(min(th.ExecutionSteps()+allocCheckSteps, l.Steps))
+			return
+		}
+		th.Cancel(stopped.Error())
+	}
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(l.Time, func() {
+		timedOut.Store(true)
+		thread.Cancel("time budget of " + l.Time.String() + " exceeded")
+	})
 	defer timer.Stop()
-	env := s.predeclared(doc)
+	v, err := evalThread(thread, p, doc, now, l)
+	switch {
+	case stopped != nil && err != nil:
+		return verdict{}, stopped
+	case timedOut.Load() && err != nil:
+		return verdict{}, fmt.Errorf("%w: %s", errBudget, err.Error())
+	case err != nil:
+		return verdict{}, err
+	case meter.allocated() > l.Memory:
+		return verdict{}, memoryErr(l.Memory)
+	}
+	return v, nil
+}
+
+func memoryErr(budget uint64) error {
+	return fmt.Errorf("%w of %s", errMemory, megabytes(budget))
+}
+
+func megabytes(n uint64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MB"
+}
+
+// evalThread runs the expression or script on thread and reads its
+// verdict.
+func evalThread(thread *starlark.Thread, p *program, doc *docValue, now time.Time, l evalLimits) (verdict, error) {
+	env := predeclared(doc, now)
 	var result starlark.Value = starlark.None
 	if !p.script {
 		expr, err := fileOpts.ParseExpr("condition", p.src, 0)
@@ -119,7 +191,7 @@ func (s *Service) run(p *program, fields map[string]any) (verdict, error) {
 			return verdict{}, err
 		}
 		if result, err = starlark.EvalExprOptions(fileOpts, thread, expr, env); err != nil {
-			return verdict{}, budgetErr(err)
+			return verdict{}, err
 		}
 	} else {
 		prog, err := scriptProgram(p.src)
@@ -128,14 +200,14 @@ func (s *Service) run(p *program, fields map[string]any) (verdict, error) {
 		}
 		globals, err := prog.Init(thread, env)
 		if err != nil {
-			return verdict{}, budgetErr(err)
+			return verdict{}, err
 		}
 		if v, ok := globals[resultName]; ok {
 			result = v
 		}
 	}
 	if dl, ok := doc.fields["_data_list"]; ok && dl != starlark.None {
-		list, err := dataList(dl)
+		list, err := dataList(dl, l)
 		if err != nil {
 			return verdict{}, err
 		}
@@ -144,25 +216,50 @@ func (s *Service) run(p *program, fields map[string]any) (verdict, error) {
 	return verdict{send: bool(result.Truth())}, nil
 }
 
-func budgetErr(err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "too many steps") || strings.Contains(msg, "time budget") {
-		return fmt.Errorf("%w: %s", errBudget, msg)
-	}
-	return err
+// allocMeter reads how many heap bytes the process allocated since it was
+// made. The runtime counts small objects when their span is handed to an
+// allocator, so the count runs ahead of the truth by at most a few spans.
+type allocMeter struct {
+	sample []metrics.Sample
+	start  uint64
 }
 
-// dataList reads doc._data_list: a list of dicts with string keys.
-func dataList(v starlark.Value) ([]map[string]any, error) {
+func newAllocMeter() *allocMeter {
+	m := &allocMeter{sample: []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}}
+	m.start = m.read()
+	return m
+}
+
+func (m *allocMeter) read() uint64 {
+	metrics.Read(m.sample)
+	return m.sample[0].Value.Uint64()
+}
+
+func (m *allocMeter) allocated() uint64 { return m.read() - m.start }
+
+// dataList reads doc._data_list: a list of at most l.DataList dicts with
+// string keys, their values as parameter text. Its text counts against
+// the memory budget: objects may share one long string, which the answer
+// to the worker would copy into each.
+func dataList(v starlark.Value, l evalLimits) ([]map[string]any, error) {
+	max := l.DataList
 	it, ok := v.(starlark.Iterable)
 	if !ok {
 		return nil, fmt.Errorf("doc._data_list must be a list of dicts, not %s", v.Type())
 	}
+	tooLong := fmt.Errorf("doc._data_list has more than %d objects", max)
+	if n := starlark.Len(v); n > max {
+		return nil, tooLong
+	}
 	var out []map[string]any
+	var size uint64
 	iter := it.Iterate()
 	defer iter.Done()
 	var x starlark.Value
 	for iter.Next(&x) {
+		if len(out) == max {
+			return nil, tooLong
+		}
 		d, ok := x.(*starlark.Dict)
 		if !ok {
 			return nil, fmt.Errorf("doc._data_list item %d must be a dict, not %s", len(out)+1, x.Type())
@@ -173,7 +270,15 @@ func dataList(v starlark.Value) ([]map[string]any, error) {
 			if !ok {
 				return nil, fmt.Errorf("doc._data_list item %d: keys must be strings", len(out)+1)
 			}
-			obj[k] = fromStarlark(kv[1])
+			obj[k] = nil
+			if val := fromStarlark(kv[1]); val != nil {
+				text := paramText(val)
+				obj[k] = text
+				size += uint64(len(text))
+			}
+			if size += uint64(len(k)); size > l.Memory {
+				return nil, memoryErr(l.Memory)
+			}
 		}
 		out = append(out, obj)
 	}
@@ -181,14 +286,14 @@ func dataList(v starlark.Value) ([]map[string]any, error) {
 }
 
 // predeclared are the names in scope: doc and a few of frappe.utils, also
-// as frappe.utils.<name>.
-func (s *Service) predeclared(doc *docValue) starlark.StringDict {
+// as frappe.utils.<name>; now is the clock they read.
+func predeclared(doc *docValue, now time.Time) starlark.StringDict {
 	utils := starlark.StringDict{
 		"nowdate": starlark.NewBuiltin("nowdate", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			return starlark.String(s.now().UTC().Format(time.DateOnly)), nil
+			return starlark.String(now.UTC().Format(time.DateOnly)), nil
 		}),
 		"now": starlark.NewBuiltin("now", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			return starlark.String(s.now().UTC().Format(time.DateTime)), nil
+			return starlark.String(now.UTC().Format(time.DateTime)), nil
 		}),
 		"add_days": starlark.NewBuiltin("add_days", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 			var date string

@@ -1,6 +1,7 @@
 package wharfnotify
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -8,14 +9,16 @@ import (
 	"time"
 )
 
-func newTestService() *Service {
-	return New(Deps{Now: func() time.Time { return time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC) },
+func newTestService(t *testing.T) *Service {
+	s := New(Deps{Now: func() time.Time { return time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC) },
 		Limits: Limits{Steps: 10_000, Time: 200 * time.Millisecond}})
+	t.Cleanup(s.Close)
+	return s
 }
 
 func TestConditionVerdicts(t *testing.T) {
 	t.Parallel()
-	s := newTestService()
+	s := newTestService(t)
 	doc := map[string]any{"name": "SO-1", "status": "Open", "amount": json.Number("150.5"), "count": int64(3),
 		"due": "2026-03-01", "urgent": int64(1), "note": nil}
 	cases := []struct {
@@ -38,7 +41,7 @@ func TestConditionVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.cond, err)
 		}
-		v, err := s.run(p, doc)
+		v, err := s.run(context.Background(), p, doc)
 		if err != nil || v.send != c.want {
 			t.Errorf("%q: send %v, err %v; want %v", c.cond, v.send, err, c.want)
 		}
@@ -70,17 +73,17 @@ func TestConditionsThatDoNotCompile(t *testing.T) {
 
 func TestConditionErrorsAndBudgets(t *testing.T) {
 	t.Parallel()
-	s := newTestService()
+	s := newTestService(t)
 	doc := map[string]any{"status": "Open"}
 	// A runtime error is an error, not a verdict.
 	p, _ := compile(`doc.status + 1 > 0`, false)
-	if _, err := s.run(p, doc); err == nil || !strings.Contains(err.Error(), "unknown binary op") {
+	if _, err := s.run(context.Background(), p, doc); err == nil || !strings.Contains(err.Error(), "unknown binary op") {
 		t.Errorf("runtime error: %v", err)
 	}
 	// The step budget stops a long computation.
 	p, _ = compile(`len([x for x in range(1000000)]) > 0`, false)
 	start := time.Now()
-	if _, err := s.run(p, doc); !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "too many steps") {
+	if _, err := s.run(context.Background(), p, doc); !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "too many steps") {
 		t.Errorf("step budget: %v", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -89,9 +92,10 @@ func TestConditionErrorsAndBudgets(t *testing.T) {
 	// The time budget stops what the step budget lets through (here a
 	// budget of 2^40 steps).
 	slow := New(Deps{Limits: Limits{Steps: 1 << 40, Time: 50 * time.Millisecond}})
+	t.Cleanup(slow.Close)
 	p, _ = compile("x = 0\nwhile True:\n    x += 1\n", true)
 	start = time.Now()
-	if _, err := slow.run(p, doc); !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "time budget") {
+	if _, err := slow.run(context.Background(), p, doc); !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "time budget") {
 		t.Errorf("time budget: %v", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -101,7 +105,7 @@ func TestConditionErrorsAndBudgets(t *testing.T) {
 
 func TestScriptsDataListAndLastExpression(t *testing.T) {
 	t.Parallel()
-	s := newTestService()
+	s := newTestService(t)
 	doc := map[string]any{"name": "C-1", "mobile": "+15550001111", "customer": "Ada", "amount": json.Number("20")}
 	p, err := compile(`
 people = [{"phone": doc.mobile, "name": doc.customer, "amount": doc.amount}]
@@ -112,7 +116,7 @@ doc._data_list = people
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.run(p, doc)
+	v, err := s.run(context.Background(), p, doc)
 	if err != nil || !v.hasList || len(v.dataList) != 2 {
 		t.Fatalf("data list: %+v, %v", v, err)
 	}
@@ -121,21 +125,21 @@ doc._data_list = people
 	}
 	// Without _data_list, the last expression decides.
 	p, _ = compile("limit = 10\ndoc.amount > limit", true)
-	if v, err := s.run(p, doc); err != nil || !v.send || v.hasList {
+	if v, err := s.run(context.Background(), p, doc); err != nil || !v.send || v.hasList {
 		t.Errorf("last expression true: %+v %v", v, err)
 	}
 	p, _ = compile("limit = 100\ndoc.amount > limit", true)
-	if v, err := s.run(p, doc); err != nil || v.send {
+	if v, err := s.run(context.Background(), p, doc); err != nil || v.send {
 		t.Errorf("last expression false: %+v %v", v, err)
 	}
 	// A script ending in a statement sends nothing without a list.
 	p, _ = compile("x = doc.amount", true)
-	if v, err := s.run(p, doc); err != nil || v.send {
+	if v, err := s.run(context.Background(), p, doc); err != nil || v.send {
 		t.Errorf("no verdict: %+v %v", v, err)
 	}
 	// A malformed list is an error.
 	p, _ = compile(`doc._data_list = ["not a dict"]`, true)
-	if _, err := s.run(p, doc); err == nil || !strings.Contains(err.Error(), "must be a dict") {
+	if _, err := s.run(context.Background(), p, doc); err == nil || !strings.Contains(err.Error(), "must be a dict") {
 		t.Errorf("bad list: %v", err)
 	}
 }

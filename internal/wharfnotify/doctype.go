@@ -70,6 +70,10 @@ var notificationDef = docframe.DocType{Name: NotificationDoctype, Module: "Wharf
 		{Fieldname: "button_url_template", Label: "Button URL Template", Fieldtype: "Data"},
 		{Fieldname: "button_fields", Label: "Button Fields", Fieldtype: "Data"},
 		{Fieldname: "disabled", Label: "Disabled", Fieldtype: "Check"},
+		// Written by the worker when the notification fails (its condition
+		// errs or exceeds a budget, a send is refused), for its Admin.
+		{Fieldname: "last_error", Label: "Last Error", Fieldtype: "Small Text", ReadOnly: 1},
+		{Fieldname: "last_error_at", Label: "Last Error At", Fieldtype: "Datetime", ReadOnly: 1},
 	}}
 
 // EnsureDocTypes creates or updates the DocTypes of notifications in the

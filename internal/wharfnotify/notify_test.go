@@ -407,3 +407,34 @@ func TestNotificationAuthorMustReadItsDocType(t *testing.T) {
 		t.Fatalf("a campaigner who reads orders: %v", err)
 	}
 }
+
+// TestPrintOfADataListObjectWithAnEmptyKey: a scheduled run's object may
+// have any keys, an empty one too: its print leaves that key out (it has
+// no name to label) and the message goes, where the run used to panic.
+func TestPrintOfADataListObjectWithAnEmptyKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.notification(t, `{"notification_name": "listed", "notification_type": "Scheduler Event", "reference_doctype": "Order",
+		"event_frequency": "All", "template": "reminder", "attach_document_print": 1,
+		"condition": "doc._data_list = [{\"phone\": doc.mobile, \"\": \"nameless\", \"note\": \"hello\"}]"}`)
+	b.order(t, `{"customer": "Ada", "mobile": "+15550001111"}`)
+	if err := b.svc.Run(context.Background(), b.org, "listed", b.clock.now()); err != nil {
+		t.Fatal(err)
+	}
+	b.drain(t)
+	sent := b.sender.all()
+	if len(sent) != 1 || sent[0].Attachment == nil {
+		t.Fatalf("sent %+v", sent)
+	}
+	files, _ := filepath.Glob(filepath.Join(b.filesDir, "orgs", b.org.String(), "prints", "*.pdf"))
+	if len(files) != 1 {
+		t.Fatalf("stored prints %v", files)
+	}
+	pdf, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(pdf, []byte("(Note: hello)")) || !bytes.Contains(pdf, []byte("(Phone: +15550001111)")) || bytes.Contains(pdf, []byte("nameless")) {
+		t.Fatalf("print:\n%s", pdf)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -52,7 +54,9 @@ func printOf(doctype, name string, values map[string]any) *PrintDoc {
 	p := &PrintDoc{Title: doctype + " " + name}
 	keys := make([]string, 0, len(values))
 	for k := range values {
-		if !strings.HasPrefix(k, "_") && !slices.Contains(hiddenKeys, k) {
+		// An empty key (a doc._data_list object may have one) has no name
+		// to print a label from.
+		if k != "" && !strings.HasPrefix(k, "_") && !slices.Contains(hiddenKeys, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -63,7 +67,8 @@ func printOf(doctype, name string, values map[string]any) *PrintDoc {
 			continue // child tables are not printed in this plain format
 		}
 		label := strings.ReplaceAll(k, "_", " ")
-		p.Lines = append(p.Lines, PrintLine{Label: strings.ToUpper(label[:1]) + label[1:], Value: paramText(v)})
+		first, size := utf8.DecodeRuneInString(label)
+		p.Lines = append(p.Lines, PrintLine{Label: string(unicode.ToUpper(first)) + label[size:], Value: paramText(v)})
 	}
 	return p
 }

@@ -150,6 +150,7 @@ func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string,
 	prog, err := compile(str(n["condition"]), true)
 	if err != nil {
 		s.log.Warn("notification condition does not compile", "notification", notification, "error", err)
+		s.noteFailure(ctx, orgID, notification, "condition: "+err.Error())
 		return nil
 	}
 	ref := str(n["reference_doctype"])
@@ -163,33 +164,62 @@ func (s *Service) Run(ctx context.Context, orgID uuid.UUID, notification string,
 		}
 		return err
 	}
-	var condErrs int
-	var firstErr error
+	var condErrs, sends int
+	var firstErr, stoppedBy error
 	for _, r := range list {
 		doc, _ := r.(map[string]any)
 		name := str(doc["name"])
-		v, err := s.run(prog, doc)
+		v, err := s.run(ctx, prog, doc)
+		if errors.Is(err, errEvaluator) {
+			return err // retried: what was planned is in the ledger once
+		}
 		if err != nil {
 			if condErrs++; firstErr == nil {
-				firstErr = fmt.Errorf("%s %s: %w", ref, name, err)
+				firstErr = fmt.Errorf("%s %s: condition: %w", ref, name, err)
+			}
+			// A budget exceeded is costly (a process killed, a second
+			// spent): the other documents would most likely cost as much.
+			if errors.Is(err, errBudget) || errors.Is(err, errMemory) {
+				stoppedBy = fmt.Errorf("%s %s: condition: %w", ref, name, err)
+				break
 			}
 			continue
 		}
 		switch {
 		case v.hasList:
+			if sends += len(v.dataList); sends > s.limits.Sends {
+				stoppedBy = fmt.Errorf("%s %s: the run would plan more than %d sends", ref, name, s.limits.Sends)
+				break
+			}
 			for i, obj := range v.dataList {
 				if err := s.plan(ctx, orgID, n, notification, event, tick, ref, name, fmt.Sprint(i), obj, "phone"); err != nil {
 					return err
 				}
 			}
 		case v.send:
+			if sends++; sends > s.limits.Sends {
+				stoppedBy = fmt.Errorf("%s %s: the run would plan more than %d sends", ref, name, s.limits.Sends)
+				break
+			}
 			if err := s.plan(ctx, orgID, n, notification, event, tick, ref, name, "doc", doc, str(n["field_name"])); err != nil {
 				return err
 			}
 		}
+		if stoppedBy != nil {
+			break
+		}
 	}
-	if condErrs > 0 {
+	switch {
+	case stoppedBy != nil:
+		s.log.Warn("notification run stopped", "notification", notification, "reason", stoppedBy)
+		s.noteFailure(ctx, orgID, notification, stoppedBy.Error()+" (the run stopped there)")
+	case condErrs > 0:
 		s.log.Warn("notification condition failed", "notification", notification, "documents", condErrs, "first", firstErr)
+		msg := firstErr.Error()
+		if condErrs > 1 {
+			msg += fmt.Sprintf(" (and %d more documents)", condErrs-1)
+		}
+		s.noteFailure(ctx, orgID, notification, msg)
 	}
 	var ids []uuid.UUID
 	if err := s.db.WithContext(ctx).Raw(`SELECT id FROM wharfnotify_sends WHERE organization_id = ? AND notification = ? AND tick = ?

@@ -80,7 +80,11 @@ func (s *Service) Deliver(ctx context.Context, orgID, sendID uuid.UUID) error {
 				s.log.Warn("notification not sent", "notification", row.Notification, "doctype", row.ReferenceDoctype,
 					"name", row.ReferenceName, "event", row.Event, "reason", reason)
 			}
-			return s.settle(ctx, row.ID, "pending", status, "", reason, false)
+			if err := s.settle(ctx, row.ID, "pending", status, "", reason, false); err != nil || !failed {
+				return err
+			}
+			s.noteFailure(ctx, row.OrganizationID, row.Notification, row.ReferenceDoctype+" "+row.ReferenceName+": "+reason)
+			return nil
 		}
 		b, _ := json.Marshal(p)
 		if err := s.db.WithContext(ctx).Exec(`UPDATE wharfnotify_sends SET request = ?::jsonb, updated_at = ?
@@ -100,15 +104,11 @@ func (s *Service) Deliver(ctx context.Context, orgID, sendID uuid.UUID) error {
 	}
 	p.Send.IdempotencyKey = row.ID.String()
 	if err := s.attachPrint(ctx, row.OrganizationID, row.ID, &p); err != nil {
-		s.log.Warn("notification send failed", "notification", row.Notification, "doctype", row.ReferenceDoctype,
-			"name", row.ReferenceName, "error", err)
-		return s.settle(context.WithoutCancel(ctx), row.ID, "sending", "failed", "", err.Error(), false)
+		return s.sendFailed(ctx, row, err)
 	}
 	name, err := s.sender.SendTemplate(ctx, row.OrganizationID, p.Send)
 	if err != nil {
-		s.log.Warn("notification send failed", "notification", row.Notification, "doctype", row.ReferenceDoctype,
-			"name", row.ReferenceName, "error", err)
-		return s.settle(context.WithoutCancel(ctx), row.ID, "sending", "failed", "", err.Error(), false)
+		return s.sendFailed(ctx, row, err)
 	}
 	if err := s.settle(context.WithoutCancel(ctx), row.ID, "sending", "sent", name, "", p.PropertyField != ""); err != nil {
 		return err
@@ -118,6 +118,31 @@ func (s *Service) Deliver(ctx context.Context, orgID, sendID uuid.UUID) error {
 	}
 	row.Status, row.PropertyPending = "sent", true
 	return s.setProperty(ctx, row, p)
+}
+
+// sendFailed settles a row whose send failed (not retried: a provider
+// refusal is never sent again).
+func (s *Service) sendFailed(ctx context.Context, row sendRow, err error) error {
+	s.log.Warn("notification send failed", "notification", row.Notification, "doctype", row.ReferenceDoctype,
+		"name", row.ReferenceName, "error", err)
+	ctx = context.WithoutCancel(ctx)
+	if err := s.settle(ctx, row.ID, "sending", "failed", "", err.Error(), false); err != nil {
+		return err
+	}
+	s.noteFailure(ctx, row.OrganizationID, row.Notification, row.ReferenceDoctype+" "+row.ReferenceName+": "+err.Error())
+	return nil
+}
+
+// noteFailure records why a notification failed where its Admin sees it,
+// the notification's last_error and last_error_at, set as Frappe's
+// db.set_value sets a field (no hooks, no events). The ledger row has the
+// reason too; the caller has logged it.
+func (s *Service) noteFailure(ctx context.Context, orgID uuid.UUID, notification, reason string) {
+	err := s.fw().SetValues(context.WithoutCancel(ctx), nil, orgID, NotificationDoctype, notification,
+		map[string]any{"last_error": clip(reason, 1000), "last_error_at": s.now().UTC().Format(time.DateTime)})
+	if err != nil {
+		s.log.Warn("notifications: cannot record a failure on the notification", "notification", notification, "error", err)
+	}
 }
 
 // settle moves a row from one status to its outcome.
@@ -145,7 +170,10 @@ func (s *Service) decide(ctx context.Context, row sendRow) (p plan, reason strin
 	if err != nil {
 		return p, "condition: " + err.Error(), true, nil
 	}
-	v, err := s.run(prog, values)
+	v, err := s.run(ctx, prog, values)
+	if errors.Is(err, errEvaluator) {
+		return p, "", false, err // retried: the condition did not run
+	}
 	if err != nil {
 		return p, "condition: " + err.Error(), true, nil
 	}
@@ -217,6 +245,7 @@ func (s *Service) setProperty(ctx context.Context, row sendRow, p plan) error {
 		reason = "set property after alert: " + err.Error()
 		s.log.Warn("notification sent, property not set", "notification", row.Notification, "doctype", row.ReferenceDoctype,
 			"name", row.ReferenceName, "error", err)
+		s.noteFailure(ctx, row.OrganizationID, row.Notification, row.ReferenceDoctype+" "+row.ReferenceName+": "+reason)
 	}
 	return s.db.WithContext(context.WithoutCancel(ctx)).Exec(`UPDATE wharfnotify_sends SET property_pending = false, error = ?, updated_at = ?
 		WHERE id = ? AND property_pending`, reason, s.now().UTC(), row.ID).Error

@@ -74,7 +74,7 @@ func (c *clock) add(d time.Duration) {
 // setup builds the service as the lead wires it: the service first, the
 // framework with it as hook and event sink, then Attach; an organization
 // with the notification DocTypes and a submittable user DocType, Order.
-func setup(t *testing.T) *bundle {
+func setup(t *testing.T, with ...func(*wharfnotify.Deps)) *bundle {
 	t.Helper()
 	f := testfactory.New(t, testenv.DB(t))
 	b := &bundle{f: f, q: testenv.NewQueue(t), org: f.Org().ID, sender: &recordingSender{},
@@ -85,8 +85,12 @@ func setup(t *testing.T) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.svc = wharfnotify.New(wharfnotify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(),
-		Now: b.clock.now})
+	deps := wharfnotify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(), Now: b.clock.now}
+	for _, w := range with {
+		w(&deps)
+	}
+	b.svc = wharfnotify.New(deps)
+	t.Cleanup(b.svc.Close)
 	// Notifications follow the core's campaign permissions; Order is
 	// guarded too (read: orders:read), its secret_code a secret, as a
 	// Platform Account's verify token is.

@@ -71,6 +71,11 @@ type Deps struct {
 	Now func() time.Time
 	// Limits are the condition budgets (zero: the defaults).
 	Limits Limits
+	// Evaluator configures the processes conditions run in (zero: the
+	// defaults, this executable started with EvaluatorArg). They start on
+	// the first evaluation; the api, which only checks conditions, starts
+	// none.
+	Evaluator EvaluatorConfig
 }
 
 // Limits bound a condition's run and a scheduled run's documents.
@@ -82,6 +87,15 @@ type Limits struct {
 	// Documents is how many documents of the reference DocType one
 	// scheduled run looks at (default 1,000).
 	Documents int
+	// Memory is what one evaluation may allocate in all (default 16 MiB),
+	// doc._data_list's text included.
+	Memory uint64
+	// DataList is how many objects doc._data_list may hold (default
+	// 1,000).
+	DataList int
+	// Sends is how many sends one scheduled run may plan (default
+	// 10,000); the run stops there.
+	Sends int
 }
 
 // Service is the notifications. It is a docframe.Hook (the ledger, the
@@ -95,6 +109,7 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	limits Limits
+	eval   *evaluator
 	frame  atomic.Pointer[docframe.Service]
 }
 
@@ -116,8 +131,21 @@ func New(d Deps) *Service {
 	if s.limits.Documents == 0 {
 		s.limits.Documents = 1000
 	}
+	if s.limits.Memory == 0 {
+		s.limits.Memory = 16 << 20
+	}
+	if s.limits.DataList == 0 {
+		s.limits.DataList = 1000
+	}
+	if s.limits.Sends == 0 {
+		s.limits.Sends = 10_000
+	}
+	s.eval = newEvaluator(d.Evaluator)
 	return s
 }
+
+// Close stops the processes conditions run in.
+func (s *Service) Close() { s.eval.Close() }
 
 // Bind is how docframe.New hands the service the framework it hooks into
 // (docframe.Binder): the framework takes its hooks at construction, so the

@@ -1,0 +1,160 @@
+package console
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+var script = strings.Repeat("console.log('wharf');\n", 100)
+
+func built() *Handler {
+	return newHandler(fstest.MapFS{
+		"index.html":              {Data: []byte(`<!doctype html><script type="module" src="/console/assets/index-abc123.js"></script>`)},
+		"assets/index-abc123.js":  {Data: []byte(script)},
+		"assets/index-abc123.css": {Data: []byte("body{margin:0}")},
+		"favicon.svg":             {Data: []byte("<svg/>")},
+	})
+}
+
+func serve(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+func TestServesFilesAndFallsBackToThePage(t *testing.T) {
+	h := built()
+	cases := []struct {
+		path, body, cache, ctype string
+		status                   int
+	}{
+		{"/console/", "<!doctype html>", "no-cache", "text/html; charset=utf-8", 200},
+		{"/console/index.html", "<!doctype html>", "no-cache", "text/html; charset=utf-8", 200},
+		{"/console/assets/index-abc123.js", "console.log", "public, max-age=31536000, immutable", "text/javascript; charset=utf-8", 200},
+		{"/console/assets/index-abc123.css", "body{", "public, max-age=31536000, immutable", "text/css; charset=utf-8", 200},
+		{"/console/favicon.svg", "<svg/>", "no-cache", "image/svg+xml", 200},
+		// The application's routes, known or not, get the page: its router
+		// shows them (or its own "page not found").
+		{"/console/campaigns/42", "<!doctype html>", "no-cache", "text/html; charset=utf-8", 200},
+		{"/console/no/such/page", "<!doctype html>", "no-cache", "text/html; charset=utf-8", 200},
+		// A missing file is not answered with the page.
+		{"/console/assets/gone-123.js", "not found", "no-store", "text/plain; charset=utf-8", 404},
+		{"/console/robots.txt", "not found", "no-store", "text/plain; charset=utf-8", 404},
+		// Only the build is served, whatever the path climbs to.
+		{"/console/../../go.mod", "not found", "no-store", "text/plain; charset=utf-8", 404},
+		{"/console/../../../etc", "<!doctype html>", "no-cache", "text/html; charset=utf-8", 200},
+	}
+	for _, c := range cases {
+		w := serve(h, "GET", c.path)
+		if w.Code != c.status || !strings.HasPrefix(w.Body.String(), c.body) || w.Header().Get("Cache-Control") != c.cache ||
+			w.Header().Get("Content-Type") != c.ctype {
+			t.Errorf("%s: %d %q cache %q type %q", c.path, w.Code, clip(w.Body.String()), w.Header().Get("Cache-Control"), w.Header().Get("Content-Type"))
+		}
+		if got := w.Header().Get("Content-Security-Policy"); got != CSP {
+			t.Errorf("%s: CSP %q", c.path, got)
+		}
+		if w.Header().Get("X-Content-Type-Options") != "nosniff" || w.Header().Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: headers %v", c.path, w.Header())
+		}
+	}
+}
+
+func TestPolicyForbidsInlineScriptEvalAndFraming(t *testing.T) {
+	for _, want := range []string{"default-src 'self'", "script-src 'self';", "style-src 'self';", "frame-ancestors 'none'", "object-src 'none'"} {
+		if !strings.Contains(CSP, want) {
+			t.Errorf("CSP lacks %q: %s", want, CSP)
+		}
+	}
+	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "data:", "*"} {
+		if strings.Contains(CSP, bad) {
+			t.Errorf("CSP allows %q: %s", bad, CSP)
+		}
+	}
+}
+
+func TestCompressesAndRevalidates(t *testing.T) {
+	h := built()
+	w := serve(h, "GET", "/console/assets/index-abc123.js", "Accept-Encoding", "br, gzip")
+	if w.Header().Get("Content-Encoding") != "gzip" || !strings.Contains(w.Header().Get("Vary"), "Accept-Encoding") {
+		t.Fatalf("not compressed: %v", w.Header())
+	}
+	zr, err := gzip.NewReader(w.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(zr)
+	if string(plain) != script {
+		t.Fatal("the compressed script differs")
+	}
+	if w := serve(h, "GET", "/console/assets/index-abc123.js", "Accept-Encoding", "gzip;q=0"); w.Header().Get("Content-Encoding") != "" || w.Body.String() != script {
+		t.Fatalf("gzip;q=0 got %v", w.Header())
+	}
+
+	page := serve(h, "GET", "/console/")
+	etag := page.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("the page has no ETag")
+	}
+	if w := serve(h, "GET", "/console/deep/link", "If-None-Match", etag); w.Code != http.StatusNotModified {
+		t.Fatalf("revalidation: %d", w.Code)
+	}
+	if w := serve(h, "HEAD", "/console/"); w.Code != 200 || w.Body.Len() != 0 {
+		t.Fatalf("HEAD: %d, %d bytes", w.Code, w.Body.Len())
+	}
+	if w := serve(h, "POST", "/console/"); w.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("POST: %d", w.Code)
+	}
+}
+
+func TestWithoutABuildSaysHowToBuild(t *testing.T) {
+	h := newHandler(fstest.MapFS{})
+	if h.Built() {
+		t.Fatal("an empty build counts as built")
+	}
+	for _, p := range []string{"/console/", "/console/assets/index.js", "/console/campaigns"} {
+		w := serve(h, "GET", p)
+		if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "make build") ||
+			!strings.Contains(w.Body.String(), "not built") || w.Header().Get("Cache-Control") != "no-store" {
+			t.Fatalf("%s: %d %q", p, w.Code, clip(w.Body.String()))
+		}
+		if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script") {
+			t.Fatalf("%s: CSP %q", p, csp)
+		}
+	}
+}
+
+// The embedded build, when there is one, is what the build wrote: its page
+// loads only module scripts from assets/, inline scripts being refused by
+// the policy.
+func TestEmbeddedBuildHasNoInlineScript(t *testing.T) {
+	h := New()
+	if !h.Built() {
+		t.Skip("no console build embedded (make build builds it)")
+	}
+	page := h.files["index.html"].body
+	for _, tag := range bytes.Split(page, []byte("<script"))[1:] {
+		if !bytes.Contains(tag[:bytes.IndexByte(tag, '>')], []byte(`src="/console/assets/`)) {
+			t.Fatalf("index.html has an inline script: <script%s", clip(string(tag)))
+		}
+	}
+	if bytes.Contains(page, []byte(" style=")) {
+		t.Fatal("index.html has an inline style attribute")
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

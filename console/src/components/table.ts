@@ -1,0 +1,51 @@
+// Shared types of PagedTable and the URL-kept list state of list pages.
+import { computed, type ComputedRef } from 'vue'
+import { useRoute, useRouter } from 'vue-router'
+
+export interface Column {
+  key: string
+  label: string
+  /** Numbers align right. */
+  numeric?: boolean
+}
+
+type QueryValues = Record<string, string | number>
+
+/**
+ * A list page's state kept in the URL's query (page, limit, filters), so
+ * that a list can be linked and reloaded. Values equal to their default are
+ * left out of the URL; changing anything but `page` goes back to page 1.
+ *
+ *   const q = useQueryState({ page: 1, limit: 20, status: '' })
+ *   api.GET('/api/campaigns', { params: { query: q.state.value } })
+ *   q.update({ status: 'sending' })
+ */
+export function useQueryState<T extends QueryValues>(defaults: T): { state: ComputedRef<T>; update: (patch: Partial<T>) => void } {
+  const route = useRoute()
+  const router = useRouter()
+  const state = computed(() => {
+    const out: QueryValues = { ...defaults }
+    for (const key of Object.keys(defaults)) {
+      const raw = route.query[key]
+      const v = Array.isArray(raw) ? raw[0] : raw
+      if (v === null || v === undefined || v === '') continue
+      if (typeof defaults[key] === 'number') {
+        const n = Number(v)
+        if (Number.isInteger(n) && n > 0) out[key] = n
+      } else {
+        out[key] = v
+      }
+    }
+    return out as T
+  })
+  function update(patch: Partial<T>): void {
+    const next = { ...route.query }
+    for (const [key, v] of Object.entries(patch)) {
+      if (v === undefined || v === '' || v === defaults[key]) delete next[key]
+      else next[key] = String(v)
+    }
+    if (!('page' in patch)) delete next.page
+    void router.replace({ query: next })
+  }
+  return { state, update }
+}

@@ -1,0 +1,25 @@
+// The navigation: the console's pages and the api's own tools. Each entry
+// says what it needs of the user; the shell shows only those the user's
+// GET /api/me allows. A page is listed here when it exists, never before.
+import type { RouteLocationRaw } from 'vue-router'
+import type { Requirement } from '@/stores/session'
+
+export interface PageLink extends Requirement {
+  label: string
+  to: RouteLocationRaw
+}
+
+export interface ToolLink extends Requirement {
+  label: string
+  href: string
+  description: string
+}
+
+export const pages: PageLink[] = [{ label: 'Overview', to: { name: 'home' } }]
+
+export const tools: ToolLink[] = [
+  // The job monitor lets super admins in (api/monitoring.go); the
+  // operator credential (MONITORING_USER) is not a console user.
+  { label: 'Job monitor', href: '/monitoring', superAdmin: true, description: 'Queues, running and failed jobs (asynq).' },
+  { label: 'API reference', href: '/api/docs', description: 'Every route of the HTTP API, from its OpenAPI document.' },
+]

@@ -1,0 +1,60 @@
+// The console's routes, under /console/. Pages are lazy-loaded; the shell
+// (sign-in, layout, navigation) is in the first bundle.
+import { createRouter, createWebHistory, type RouteRecordRaw } from 'vue-router'
+import LoginPage from '@/pages/LoginPage.vue'
+import ShellLayout from '@/layout/ShellLayout.vue'
+import { ready, session, type Requirement } from '@/stores/session'
+
+declare module 'vue-router' {
+  interface RouteMeta {
+    /** Open without a session (the sign-in page). */
+    public?: boolean
+    /** The page's title, for the document's title. */
+    title?: string
+    /** What the page needs of the user; the shell shows a refusal otherwise. */
+    requires?: Requirement
+  }
+}
+
+const routes: RouteRecordRaw[] = [
+  { path: '/login', name: 'login', component: LoginPage, meta: { public: true, title: 'Sign in' } },
+  {
+    path: '/',
+    component: ShellLayout,
+    children: [
+      { path: '', name: 'home', component: () => import('@/pages/home/HomePage.vue'), meta: { title: 'Overview' } },
+      {
+        path: ':pathMatch(.*)*',
+        name: 'not-found',
+        component: () => import('@/pages/NotFoundPage.vue'),
+        meta: { title: 'Page not found' },
+      },
+    ],
+  },
+]
+
+export const router = createRouter({
+  history: createWebHistory(import.meta.env.BASE_URL),
+  routes,
+  scrollBehavior: () => ({ top: 0 }),
+})
+
+/** Where to go after signing in: a path of the console, never elsewhere. */
+export function afterSignIn(next: unknown): string {
+  const v = Array.isArray(next) ? next[0] : next
+  return typeof v === 'string' && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/login') ? v : '/'
+}
+
+router.beforeEach(async (to) => {
+  await ready()
+  const signedIn = session.status === 'signed-in'
+  if (!to.meta.public && !signedIn) {
+    return { name: 'login', query: to.fullPath === '/' ? {} : { next: to.fullPath } }
+  }
+  if (to.name === 'login' && signedIn) return afterSignIn(to.query.next)
+  return true
+})
+
+router.afterEach((to) => {
+  document.title = to.meta.title ? `${to.meta.title} · Wharf` : 'Wharf'
+})
