@@ -247,6 +247,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
+		Guards: slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()), Enqueuer: in.Enq,
 		Events: docframe.EventSinks{d.Wharf, d.Bulk, d.Notify}}); err != nil {
 		return nil, err
 	}
@@ -403,7 +404,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Catalogs:  catalogsapi.New(d.Catalogs),
 			Widgets:   widgetsapi.New(d.Widgets),
 			Calling:   callingapi.New(d.Calling, d.Settings),
-			Resource:  resourceapi.New(d.Frame),
+			Resource:  resourceapi.New(d.Frame, d.Settings),
 			Files:     filesapi.New(store),
 		},
 	})
@@ -489,7 +490,7 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
 		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot, DataOps: d.DataOps, Wharf: d.Wharf,
-		Notify: d.Notify}).Register(w.Mux)
+		Notify: d.Notify, Frame: d.Frame}).Register(w.Mux)
 	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)

@@ -35,7 +35,11 @@ func TestWharfAppMessaging(t *testing.T) {
 	acc := c.data("POST", "/api/resource/Platform%20Account", map[string]any{"account_name": "Main", "token": e.WABA.AccessToken,
 		"phone_id": e.PhoneNumberID(), "business_id": e.WABA.ID, "app_id": "123", "webhook_verify_token": "wharf-verify",
 		"is_default_outgoing": 1, "is_default_incoming": 1}, 201)
-	if acc["name"] != "Main" || acc["token"] != "*****" || acc["version"] != "v17.0" {
+	// Secrets are never answered, only whether they are set.
+	_, token := acc["token"]
+	_, verify := acc["webhook_verify_token"]
+	if acc["name"] != "Main" || token || verify || acc["has_token"] != json.Number("1") || acc["has_webhook_verify_token"] != json.Number("1") ||
+		acc["has_app_secret"] != json.Number("0") || acc["version"] != "v17.0" {
 		t.Fatalf("account doc %v", acc)
 	}
 	var core models.PlatformAccount
@@ -179,12 +183,17 @@ func TestWharfAppMessaging(t *testing.T) {
 		}
 	}
 
-	// Refusals: an Agent may read but not send or create accounts; nothing
-	// is sent. Bad input is a 417 and sends nothing.
+	// Refusals follow the core permissions: an Agent cannot create accounts
+	// (accounts:create); a role that may read messages but not send them
+	// (no messages:create) cannot send; nothing is sent. Bad input is a 417
+	// and sends nothing.
 	agent := e.CreateUser(admin.Auth(), "agent-wharf@example.com", "Agent")
 	ac := frappeClient{t: t, e: e.Env, auth: agent.Auth()}
-	ac.refused("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "+" + user, "message": "no"}, 403, "PermissionError", "create")
-	ac.refused("POST", "/api/resource/Platform%20Account", map[string]any{"account_name": "X"}, 403, "PermissionError", "create")
+	ac.refused("POST", "/api/resource/Platform%20Account", map[string]any{"account_name": "X"}, 403, "PermissionError", "accounts:create")
+	e.Do("POST", "/api/roles", map[string]any{"name": "Reader", "permissions": []string{"messages:read"}}, admin.Auth()).Expect(t, 201)
+	rc := frappeClient{t: t, e: e.Env, auth: e.CreateUser(admin.Auth(), "reader-wharf@example.com", "Reader").Auth()}
+	rc.refused("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "+" + user, "message": "no"}, 403, "PermissionError",
+		"create on Platform Message for role Reader (needs the permission messages:create)")
 	c.refused("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "not a number", "message": "x"}, 417, "ValidationError", "to")
 	c.refused("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "+" + user, "message": "x",
 		"buttons": `[{"title":""}]`}, 417, "ValidationError", "title")

@@ -117,9 +117,18 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 		t.Fatalf("drafts sent %d messages", n)
 	}
 
-	// An agent may read but not submit; another organization sees nothing.
-	agent := frappeClient{t, f.SimEnv.Env, f.CreateUser(f.admin.Auth(), "agent@bulk.test", "Agent").Auth()}
-	agent.refused("POST", bulks+"/"+name+"/submit", nil, 403, "PermissionError", "submit")
+	// Rights are the core's campaign permissions: an Agent (none of them)
+	// does not even read a bulk message; a role with campaigns:read reads
+	// but does not submit (campaigns:update); another organization sees
+	// nothing.
+	agentOnly := frappeClient{t, f.SimEnv.Env, f.CreateUser(f.admin.Auth(), "agent@bulk.test", "Agent").Auth()}
+	agentOnly.refused("GET", bulks+"/"+name, nil, 403, "PermissionError", "campaigns:read")
+	f.Do("POST", "/api/roles", map[string]any{"name": "Campaign viewer", "permissions": []string{"campaigns:read"}}, f.admin.Auth()).Expect(t, 201)
+	agent := frappeClient{t, f.SimEnv.Env, f.CreateUser(f.admin.Auth(), "viewer@bulk.test", "Campaign viewer").Auth()}
+	if got := agent.data("GET", bulks+"/"+name, nil, 200); got["name"] != name {
+		t.Fatalf("a campaigns:read role reads %v", got)
+	}
+	agent.refused("POST", bulks+"/"+name+"/submit", nil, 403, "PermissionError", "submit on Platform Bulk Message for role Campaign viewer (needs the permission campaigns:update)")
 	var orgB struct{ ID string }
 	f.Do("POST", "/api/organizations", map[string]string{"name": "Bulk B"}, f.admin.Auth()).Expect(t, 201).Into(t, &orgB)
 	var inB apptest.Session

@@ -69,6 +69,11 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "unsubmitted templates sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
 			return jobs.WharfSweep{Tick: t.Truncate(time.Minute)}
 		}},
+		// DocType field indexes a lost or crashed build left missing,
+		// invalid or unwanted.
+		{Name: "docframe index sweep", Spec: "@every 10m", Job: func(t time.Time) jobs.Payload {
+			return jobs.DocframeIndexSweep{Tick: t.Truncate(10 * time.Minute)}
+		}},
 	}
 }
 

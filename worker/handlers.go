@@ -12,6 +12,7 @@ import (
 	"wharf/internal/campaigns"
 	"wharf/internal/chatbot"
 	"wharf/internal/dataops"
+	"wharf/internal/docframe"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/messaging"
@@ -41,6 +42,8 @@ type Handlers struct {
 	// handled; it needs its Sender and docframe.New with it as hook and
 	// event sink).
 	Notify *wharfnotify.Service
+	// Frame is the document framework: it builds DocTypes' field indexes.
+	Frame *docframe.Service
 }
 
 // Register adds every job handler to mux.
@@ -96,6 +99,16 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	}))
 	mux.HandleFunc(jobs.TypeWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
 		return h.Webhooks.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)
+	}))
+	mux.HandleFunc(jobs.TypeDocframeIndexes, handle(func(ctx context.Context, p jobs.DocframeIndexes) error {
+		return h.Frame.BuildIndexes(ctx, p.OrganizationID, p.Doctype, p.Drop)
+	}))
+	mux.HandleFunc(jobs.TypeDocframeIndexSweep, handle(func(ctx context.Context, _ jobs.DocframeIndexSweep) error {
+		built, dropped, err := h.Frame.SweepIndexes(ctx)
+		if built+dropped > 0 {
+			h.Log.Warn("the index sweep made good what lost or failed builds left", "built", built, "dropped", dropped)
+		}
+		return err
 	}))
 	mux.HandleFunc(jobs.TypeWharfTemplateSubmit, handle(func(ctx context.Context, p jobs.WharfTemplateSubmit) error {
 		return h.Wharf.SubmitTemplate(ctx, p.OrganizationID, p.Name)

@@ -28,8 +28,13 @@ func (h *Handlers) method(c *gin.Context) {
 		}
 	}
 	p := web.Principal(c)
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	res, err := h.frame.CallMethod(c.Request.Context(), c.Param("method"), c.Request.Method,
-		&docframe.Call{Actor: actor(c), OrganizationID: p.OrgID, Args: args})
+		&docframe.Call{Actor: a, OrganizationID: p.OrgID, Args: args})
 	if err != nil {
 		fail(c, err)
 		return

@@ -16,12 +16,17 @@ import (
 
 func (h *Handlers) list(c *gin.Context) {
 	p := web.Principal(c)
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	args, err := docframe.ListArgsFrom(c.Query)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	rows, err := h.frame.List(c.Request.Context(), actor(c), p.OrgID, c.Param("doctype"), args)
+	rows, err := h.frame.List(c.Request.Context(), a, p.OrgID, c.Param("doctype"), args)
 	if err != nil {
 		fail(c, err)
 		return
@@ -32,12 +37,16 @@ func (h *Handlers) list(c *gin.Context) {
 func (h *Handlers) get(c *gin.Context) {
 	p := web.Principal(c)
 	ctx, doctype, name := c.Request.Context(), c.Param("doctype"), c.Param("name")
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	var doc map[string]any
-	var err error
 	if doctype == docframe.DocTypeDoctype {
-		doc, err = h.frame.GetDocType(ctx, actor(c), p.OrgID, name)
+		doc, err = h.frame.GetDocType(ctx, a, p.OrgID, name)
 	} else {
-		doc, err = h.frame.Get(ctx, actor(c), p.OrgID, doctype, name)
+		doc, err = h.frame.Get(ctx, a, p.OrgID, doctype, name)
 	}
 	answer(c, http.StatusOK, doc, err)
 }
@@ -48,13 +57,18 @@ func (h *Handlers) create(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	p := web.Principal(c)
 	ctx, doctype := c.Request.Context(), c.Param("doctype")
 	var doc map[string]any
 	if doctype == docframe.DocTypeDoctype {
-		doc, err = h.frame.SaveDocType(ctx, actor(c), p.OrgID, "", in, true)
+		doc, err = h.frame.SaveDocType(ctx, a, p.OrgID, "", in, true)
 	} else {
-		doc, err = h.frame.Insert(ctx, actor(c), p.OrgID, doctype, in)
+		doc, err = h.frame.Insert(ctx, a, p.OrgID, doctype, in)
 	}
 	answer(c, http.StatusCreated, doc, err)
 }
@@ -65,13 +79,18 @@ func (h *Handlers) update(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	p := web.Principal(c)
 	ctx, doctype, name := c.Request.Context(), c.Param("doctype"), c.Param("name")
 	var doc map[string]any
 	if doctype == docframe.DocTypeDoctype {
-		doc, err = h.frame.SaveDocType(ctx, actor(c), p.OrgID, name, in, false)
+		doc, err = h.frame.SaveDocType(ctx, a, p.OrgID, name, in, false)
 	} else {
-		doc, err = h.frame.Update(ctx, actor(c), p.OrgID, doctype, name, in)
+		doc, err = h.frame.Update(ctx, a, p.OrgID, doctype, name, in)
 	}
 	answer(c, http.StatusOK, doc, err)
 }
@@ -79,11 +98,15 @@ func (h *Handlers) update(c *gin.Context) {
 func (h *Handlers) delete(c *gin.Context) {
 	p := web.Principal(c)
 	ctx, doctype, name := c.Request.Context(), c.Param("doctype"), c.Param("name")
-	var err error
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	if doctype == docframe.DocTypeDoctype {
-		err = h.frame.DeleteDocType(ctx, actor(c), p.OrgID, name)
+		err = h.frame.DeleteDocType(ctx, a, p.OrgID, name)
 	} else {
-		err = h.frame.Delete(ctx, actor(c), p.OrgID, doctype, name)
+		err = h.frame.Delete(ctx, a, p.OrgID, doctype, name)
 	}
 	if err != nil {
 		fail(c, err)
@@ -94,13 +117,23 @@ func (h *Handlers) delete(c *gin.Context) {
 
 func (h *Handlers) submit(c *gin.Context) {
 	p := web.Principal(c)
-	doc, err := h.frame.Submit(c.Request.Context(), actor(c), p.OrgID, c.Param("doctype"), c.Param("name"))
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	doc, err := h.frame.Submit(c.Request.Context(), a, p.OrgID, c.Param("doctype"), c.Param("name"))
 	answer(c, http.StatusOK, doc, err)
 }
 
 func (h *Handlers) cancel(c *gin.Context) {
 	p := web.Principal(c)
-	doc, err := h.frame.Cancel(c.Request.Context(), actor(c), p.OrgID, c.Param("doctype"), c.Param("name"))
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	doc, err := h.frame.Cancel(c.Request.Context(), a, p.OrgID, c.Param("doctype"), c.Param("name"))
 	answer(c, http.StatusOK, doc, err)
 }
 
@@ -122,8 +155,13 @@ func (h *Handlers) runMethod(c *gin.Context) {
 		fail(c, docframe.Validationf("POST to a document needs run_method (a whitelisted method); use PUT to change it"))
 		return
 	}
+	a, err := h.actor(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	p := web.Principal(c)
-	res, err := h.frame.RunMethod(c.Request.Context(), actor(c), p.OrgID, c.Param("doctype"), c.Param("name"), method, in)
+	res, err := h.frame.RunMethod(c.Request.Context(), a, p.OrgID, c.Param("doctype"), c.Param("name"), method, in)
 	if err != nil {
 		fail(c, err)
 		return

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/secrets"
+	"wharf/jobs"
 )
 
 // RoleAdmin is the organization role that holds every right on every
@@ -32,6 +33,13 @@ type Actor struct {
 	Email      string
 	Role       string
 	SuperAdmin bool
+	// Perms are the caller's core permissions, which decide the rights on
+	// guarded DocTypes (Guard); nil holds none.
+	Perms Permissions
+	// MaskPhones is set when the caller's organization masks phone numbers
+	// (mask_phone_numbers): answers mask guarded DocTypes' numbers and
+	// names. The integration's own reads leave it unset.
+	MaskPhones bool
 }
 
 func (a Actor) isAdmin() bool { return a.SuperAdmin || a.Role == RoleAdmin }
@@ -52,7 +60,14 @@ type Options struct {
 	// doctype is one of them, so that an integration's DocTypes exist from
 	// their first use whatever route comes first.
 	BuiltIn func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error)
-	Log     *slog.Logger
+	// Guards tie DocTypes that hold the core's data to the core's
+	// permissions, masking and secrets (guard.go).
+	Guards []Guard
+	// Enqueuer has the worker build a DocType's field indexes after its
+	// change committed (indexes.go); nil: nobody does until BuildIndexes or
+	// SweepIndexes is called.
+	Enqueuer *jobs.Enqueuer
+	Log      *slog.Logger
 }
 
 // Service is the document framework.
@@ -63,17 +78,24 @@ type Service struct {
 	events  EventSink
 	methods map[string]Method
 	builtIn func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error)
+	guards  map[string]*Guard
+	enq     *jobs.Enqueuer
 	log     *slog.Logger
 	now     func() time.Time
 }
 
-// New builds the framework. Two methods of one name are a programming
-// error, reported here.
+// New builds the framework. Two methods of one name, or two guards of one
+// DocType, are a programming error, reported here.
 func New(db *gorm.DB, box *secrets.Box, o Options) (*Service, error) {
 	s := &Service{db: db, box: box, hooks: o.Hooks, events: o.Events, methods: map[string]Method{}, log: o.Log, builtIn: o.BuiltIn,
+		enq: o.Enqueuer,
 		now: func() time.Time { return time.Now().UTC() }}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	var err error
+	if s.guards, err = guardIndex(o.Guards); err != nil {
+		return nil, err
 	}
 	for _, m := range append(builtinMethods(), o.Methods...) {
 		if _, dup := s.methods[m.Name]; dup {

@@ -641,6 +641,10 @@ func TestListFiltersOrderPagingAndIndexes(t *testing.T) {
 
 	// The filter expressions are the indexes' own: the planner uses them
 	// (sequential scans off: on a table this small it would rather scan).
+	// The worker builds them after the DocType's commit; here directly.
+	if err := b.svc.BuildIndexes(ctx, b.org.ID, "Invoice", nil); err != nil {
+		t.Fatal(err)
+	}
 	for _, probe := range []string{`(data ->> 'status') = 'Paid'`, `((data ->> 'amount')::numeric) > CAST('50' AS numeric)`} {
 		var plan []string
 		err := b.f.DB.Transaction(func(tx *gorm.DB) error {

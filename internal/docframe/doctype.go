@@ -73,6 +73,7 @@ type meta struct {
 	modified time.Time
 	byName   map[string]*Field
 	children map[string]*meta // by Table fieldname
+	guard    *Guard           // set by Service.withGuards
 }
 
 func newMeta(dt DocType) *meta {
@@ -219,6 +220,9 @@ func validateDocType(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, dt *DocT
 	}
 	if dt.Istable.On() && dt.IsSubmittable.On() {
 		return Validationf("a child table DocType (istable) cannot be submittable")
+	}
+	if err := checkLimits(dt); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	var targets []string
@@ -372,8 +376,9 @@ func (s *Service) SaveDocType(ctx context.Context, a Actor, orgID uuid.UUID, nam
 		return nil, permissionf("creating, changing and deleting DocTypes needs the organization's Admin role")
 	}
 	var out *meta
+	var old *meta
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var old *meta
+		old = nil
 		if !create {
 			var err error
 			if old, err = lockDocType(ctx, tx, orgID, name); err != nil {
@@ -400,7 +405,26 @@ func (s *Service) SaveDocType(ctx context.Context, a Actor, orgID uuid.UUID, nam
 		}
 		return nil, s.docTypeConflict(name, err)
 	}
+	s.afterDocTypeChange(ctx, orgID, old, &out.DocType)
 	return renderDocType(out), nil
+}
+
+// afterDocTypeChange has the indexes follow a committed definition change
+// (old or next nil: created or deleted): built and dropped by the worker,
+// outside the change's transaction, so that the change never holds a lock
+// on the documents table that every organization writes to.
+func (s *Service) afterDocTypeChange(ctx context.Context, orgID uuid.UUID, old *meta, next *DocType) {
+	var prev *DocType
+	name := ""
+	if old != nil {
+		prev, name = &old.DocType, old.Name
+	}
+	if next != nil {
+		name = next.Name
+	}
+	if drop, changed := indexChange(orgID, prev, next); changed {
+		s.scheduleIndexes(ctx, orgID, name, drop)
+	}
 }
 
 // EnsureDocType creates or updates a built-in DocType (custom: 0) of the
@@ -416,8 +440,12 @@ func (s *Service) EnsureDocType(ctx context.Context, orgID uuid.UUID, def DocTyp
 	if err != nil {
 		return err
 	}
+	var old *meta
+	stored := false
 	ensure := func(tx *gorm.DB) error {
-		old, err := lockDocType(ctx, tx, orgID, def.Name)
+		var err error
+		old, stored = nil, false
+		old, err = lockDocType(ctx, tx, orgID, def.Name)
 		if err != nil && !isNotFound(err) {
 			return err
 		}
@@ -428,6 +456,7 @@ func (s *Service) EnsureDocType(ctx context.Context, orgID uuid.UUID, def DocTyp
 			}
 		}
 		_, err = s.storeDocType(ctx, tx, orgID, "Administrator", def, old)
+		stored = err == nil
 		return err
 	}
 	// Two first uses at once both find no row; the one whose insert
@@ -440,6 +469,9 @@ func (s *Service) EnsureDocType(ctx context.Context, orgID uuid.UUID, def DocTyp
 	}
 	if err != nil {
 		return s.docTypeConflict(def.Name, err)
+	}
+	if stored {
+		s.afterDocTypeChange(ctx, orgID, old, &def)
 	}
 	return nil
 }
@@ -497,15 +529,21 @@ func jsonProblem(err error) string {
 }
 
 // storeDocType validates dt, checks a change against the documents that
-// exist, writes the row and reconciles the field indexes, all in tx.
+// exist and writes the row, in tx. The field indexes follow after the
+// commit (afterDocTypeChange).
 func (s *Service) storeDocType(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, by string, dt DocType, old *meta) (*meta, error) {
 	if err := validateDocType(ctx, tx, orgID, &dt); err != nil {
 		return nil, err
 	}
+	var oldDT *DocType
 	if old != nil {
+		oldDT = &old.DocType
 		if err := checkDocTypeChange(ctx, tx, orgID, old, &dt); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkUniqueable(ctx, tx, orgID, oldDT, &dt); err != nil {
+		return nil, err
 	}
 	def, err := json.Marshal(dt)
 	if err != nil {
@@ -527,13 +565,6 @@ func (s *Service) storeDocType(ctx context.Context, tx *gorm.DB, orgID uuid.UUID
 				"modified_by": by, "modified": now}).Error; err != nil {
 			return nil, err
 		}
-	}
-	var oldDT *DocType
-	if old != nil {
-		oldDT = &old.DocType
-	}
-	if err := reconcileIndexes(ctx, tx, orgID, oldDT, &dt); err != nil {
-		return nil, err
 	}
 	m := newMeta(dt)
 	m.custom, m.owner, m.modBy, m.creation, m.modified = row.Custom, row.Owner, by, row.Creation, now
@@ -601,8 +632,10 @@ func (s *Service) DeleteDocType(ctx context.Context, a Actor, orgID uuid.UUID, n
 	if !a.isAdmin() {
 		return permissionf("creating, changing and deleting DocTypes needs the organization's Admin role")
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		old, err := lockDocType(ctx, tx, orgID, name)
+	var old *meta
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		old, err = lockDocType(ctx, tx, orgID, name)
 		if err != nil {
 			return err
 		}
@@ -624,11 +657,13 @@ func (s *Service) DeleteDocType(ctx context.Context, a Actor, orgID uuid.UUID, n
 		if len(used) > 0 {
 			return linkExistsf("DocType %s is used by %s", name, strings.Join(used, ", "))
 		}
-		if err := reconcileIndexes(ctx, tx, orgID, &old.DocType, nil); err != nil {
-			return err
-		}
 		return tx.Exec(`DELETE FROM docframe_doctypes WHERE organization_id = ? AND name = ?`, orgID, name).Error
 	})
+	if err != nil {
+		return err
+	}
+	s.afterDocTypeChange(ctx, orgID, old, nil)
+	return nil
 }
 
 // renderDocType answers a DocType as Frappe does: a document whose fields

@@ -34,10 +34,18 @@ type Doc struct {
 	Fields         map[string]any
 	// User is the email of who acts (Frappe's session user).
 	User string
+	// actor is who acts, with their rights (Actor).
+	actor Actor
 
 	passwords map[string]string // new plaintexts, sealed on write
 	sealed    map[string]string // stored sealed secrets
 }
+
+// Actor is who acts on the document, with their role and core
+// permissions, for a hook that checks a right of its own (a notification's
+// author must be able to read the DocType it sends from). The integration's
+// own writes act as the Admin.
+func (d *Doc) Actor() Actor { return d.actor }
 
 // Get answers a field's value (nil when unset).
 func (d *Doc) Get(field string) any { return d.Fields[field] }
@@ -146,9 +154,28 @@ func typed(m *meta, raw map[string]any) map[string]any {
 	return raw
 }
 
-// Render answers a document as the resource API shows it: the standard
-// properties, every field of its DocType (unset ones null, numbers 0, set
-// passwords Mask) and its child tables.
+// view answers a document as a sees it: render, then the guards of its
+// DocType and child tables (secrets as has_ flags, numbers and names masked
+// for an organization that masks them).
+func (s *Service) view(a Actor, m *meta, d *Doc) map[string]any {
+	out := s.render(m, d)
+	m.guard.protect(a, m, out, d)
+	for _, f := range m.tableFields() {
+		cm := m.children[f.Fieldname]
+		if cm == nil || cm.guard == nil {
+			continue
+		}
+		rows, _ := out[f.Fieldname].([]map[string]any)
+		for _, r := range rows {
+			cm.guard.protect(a, cm, r, nil)
+		}
+	}
+	return out
+}
+
+// render answers a document with every value: the standard properties,
+// every field of its DocType (unset ones null, numbers 0, set passwords
+// Mask) and its child tables. Answers go through view.
 func (s *Service) render(m *meta, d *Doc) map[string]any {
 	out := map[string]any{
 		"name": d.Name, "id": d.Name, "doctype": d.Doctype, "owner": d.Owner, "modified_by": d.ModifiedBy,
@@ -475,7 +502,7 @@ func (s *Service) Get(ctx context.Context, a Actor, orgID uuid.UUID, doctype, na
 	if err != nil {
 		return nil, err
 	}
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 type noBuiltInKey struct{}
@@ -508,7 +535,7 @@ func (s *Service) docMeta(ctx context.Context, orgID uuid.UUID, doctype string) 
 	if m.Istable.On() {
 		return nil, Validationf("%s is a child table: its rows are read and written through their parent documents", doctype)
 	}
-	return m, nil
+	return s.withGuards(m), nil
 }
 
 func loadDoc(ctx context.Context, db *gorm.DB, m *meta, orgID uuid.UUID, name string, lock bool) (*Doc, error) {
@@ -543,7 +570,7 @@ func (s *Service) Insert(ctx context.Context, a Actor, orgID uuid.UUID, doctype 
 		return nil, err
 	}
 	s.publish(ctx, d, EventAfterInsert)
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 // InsertDoc is Insert for the integration's own code (no permission check,
@@ -564,7 +591,7 @@ func (s *Service) InsertDoc(ctx context.Context, orgID uuid.UUID, by, doctype st
 func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, orgID uuid.UUID, in map[string]any) (*Doc, error) {
 	now := s.now()
 	d := &Doc{OrganizationID: orgID, Doctype: m.Name, Owner: a.Email, ModifiedBy: a.Email, Creation: now, Modified: now,
-		Fields: map[string]any{}, User: a.Email, sealed: map[string]string{}}
+		Fields: map[string]any{}, User: a.Email, actor: a, sealed: map[string]string{}}
 	if err := applyInput(m, d, in); err != nil {
 		return nil, err
 	}
@@ -589,7 +616,7 @@ func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, org
 			return err
 		}
 		finishChildren(m, d)
-		if err := s.write(ctx, tx, d, true); err != nil {
+		if err := s.write(ctx, tx, m, d, true); err != nil {
 			return err
 		}
 		if err := s.run(ctx, tx, AfterInsert, d); err != nil {
@@ -603,8 +630,11 @@ func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, org
 	return d, nil
 }
 
-// write inserts or updates d's row.
-func (s *Service) write(ctx context.Context, tx *gorm.DB, d *Doc, insert bool) error {
+// write inserts or updates d's row, its unique fields checked first.
+func (s *Service) write(ctx context.Context, tx *gorm.DB, m *meta, d *Doc, insert bool) error {
+	if err := checkUnique(ctx, tx, m, d); err != nil {
+		return err
+	}
 	data, err := json.Marshal(d.Fields)
 	if err != nil {
 		return err
@@ -686,7 +716,7 @@ func (s *Service) Update(ctx context.Context, a Actor, orgID uuid.UUID, doctype,
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		switch {
 		case want == 2 && d.Docstatus == 1:
 			events = []string{EventAfterCancel}
@@ -715,7 +745,7 @@ func (s *Service) Update(ctx context.Context, a Actor, orgID uuid.UUID, doctype,
 		return nil, s.duplicate(ctx, m, d, err)
 	}
 	s.publish(ctx, d, events...)
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 // save writes a changed draft: validate hooks, validation, update,
@@ -729,7 +759,7 @@ func (s *Service) save(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *Do
 		return err
 	}
 	finishChildren(m, d)
-	if err := s.write(ctx, tx, d, false); err != nil {
+	if err := s.write(ctx, tx, m, d, false); err != nil {
 		return err
 	}
 	return s.run(ctx, tx, OnUpdate, d)
@@ -762,14 +792,14 @@ func (s *Service) transition(ctx context.Context, a Actor, orgID uuid.UUID, doct
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		return step(ctx, tx, m, a, d)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.publish(ctx, d, event)
-	return s.render(m, d), nil
+	return s.view(a, m, d), nil
 }
 
 func (s *Service) submit(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *Doc) error {
@@ -794,7 +824,7 @@ func (s *Service) submit(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *
 	}
 	d.Docstatus = 1
 	finishChildren(m, d)
-	if err := s.write(ctx, tx, d, false); err != nil {
+	if err := s.write(ctx, tx, m, d, false); err != nil {
 		return err
 	}
 	return s.run(ctx, tx, OnSubmit, d)
@@ -812,7 +842,7 @@ func (s *Service) cancel(ctx context.Context, tx *gorm.DB, m *meta, a Actor, d *
 	}
 	d.Docstatus, d.Modified, d.ModifiedBy = 2, s.now(), a.Email
 	finishChildren(m, d)
-	if err := s.write(ctx, tx, d, false); err != nil {
+	if err := s.write(ctx, tx, m, d, false); err != nil {
 		return err
 	}
 	return s.run(ctx, tx, OnCancel, d)
@@ -835,7 +865,7 @@ func (s *Service) Delete(ctx context.Context, a Actor, orgID uuid.UUID, doctype,
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		if d.Docstatus == 1 {
 			return transitionf("%s %s is submitted: cancel it before deleting it", m.Name, d.Name)
 		}
@@ -923,7 +953,7 @@ func (s *Service) RunMethod(ctx context.Context, a Actor, orgID uuid.UUID, docty
 		if d, err = loadDoc(ctx, tx, m, orgID, name, true); err != nil {
 			return err
 		}
-		d.User = a.Email
+		d.User, d.actor = a.Email, a
 		before, _ := json.Marshal(d.Fields)
 		if result, err = mh.RunDocMethod(ctx, tx, method, d, args); err != nil {
 			return err

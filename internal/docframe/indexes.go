@@ -3,12 +3,19 @@ package docframe
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wharf/jobs"
 )
 
 // valueExpr is the SQL expression of a field's stored value, typed for
@@ -34,6 +41,9 @@ func textExpr(f *Field) string { return fmt.Sprintf("(data ->> '%s')", f.Fieldna
 // fieldIndex is one index a DocType's field asks for.
 type fieldIndex struct {
 	name    string
+	org     uuid.UUID
+	doctype string
+	field   string
 	unique  bool
 	expr    string
 	columns string
@@ -52,7 +62,7 @@ func fieldIndexes(orgID uuid.UUID, dt *DocType) map[string]fieldIndex {
 		if !f.Unique.On() && !f.SearchIndex.On() {
 			continue
 		}
-		ix := fieldIndex{unique: f.Unique.On(), expr: valueExpr(f)}
+		ix := fieldIndex{org: orgID, doctype: dt.Name, field: f.Fieldname, unique: f.Unique.On(), expr: valueExpr(f)}
 		ix.columns = ix.expr
 		if !ix.unique {
 			// The default order after the value: an equality filter then
@@ -66,59 +76,316 @@ func fieldIndexes(orgID uuid.UUID, dt *DocType) map[string]fieldIndex {
 	return out
 }
 
-// reconcileIndexes drops the indexes old asked for that next does not and
-// creates the new ones (nil next: the DocType goes). They are partial
-// indexes on the organization and DocType, built inside the DocType's
-// transaction so that a unique field is enforced from the moment its
-// definition commits; the build locks the documents table against writes
-// for its duration (quick for a new DocType; see docs/FRAMEWORK.md).
-func reconcileIndexes(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, old, next *DocType) error {
+// Limits of a definition: past them a save is refused (417). Every indexed
+// field is an index on the documents table that every organization
+// shares, kept up to date by every write of the DocType's documents.
+const (
+	MaxFields        = 300
+	MaxIndexedFields = 20
+)
+
+// checkLimits refuses a definition past the limits.
+func checkLimits(dt *DocType) error {
+	if n := len(dt.Fields); n > MaxFields {
+		return Validationf("DocType %s has %d fields: at most %d are allowed", dt.Name, n, MaxFields)
+	}
+	indexed := 0
+	for _, f := range dt.Fields {
+		if f.Unique.On() || f.SearchIndex.On() {
+			indexed++
+		}
+	}
+	if indexed > MaxIndexedFields {
+		return Validationf("DocType %s has %d unique or indexed (search_index) fields: at most %d are allowed", dt.Name, indexed, MaxIndexedFields)
+	}
+	return nil
+}
+
+// indexChange is what a definition change does to the indexes: the names
+// the old definition had and the new one does not (to drop), and whether
+// anything is to build or drop.
+func indexChange(orgID uuid.UUID, old, next *DocType) (drop []string, changed bool) {
 	have, want := fieldIndexes(orgID, old), fieldIndexes(orgID, next)
-	if len(have) == 0 && len(want) == 0 {
-		return nil
-	}
-	// DDL of every organization's DocTypes one at a time: the statistics
-	// objects below are shared, and IF NOT EXISTS does not make two
-	// concurrent creations of one safe.
-	if err := tx.WithContext(ctx).Exec(`SELECT pg_advisory_xact_lock(hashtext('docframe:ddl'))`).Error; err != nil {
-		return err
-	}
 	for name := range have {
 		if _, keep := want[name]; !keep {
-			if err := tx.WithContext(ctx).Exec(`DROP INDEX IF EXISTS ` + name).Error; err != nil {
-				return err
-			}
+			drop = append(drop, name)
 		}
 	}
-	for name, ix := range want {
-		if _, ok := have[name]; ok {
+	for name := range want {
+		if _, ok := have[name]; !ok {
+			changed = true
+		}
+	}
+	slices.Sort(drop)
+	return drop, changed || len(drop) > 0
+}
+
+// checkUniqueable refuses, in the saving transaction, to make a field
+// unique while documents share a value of it (the index would never
+// build). The index comes later (BuildIndexes); until it is valid the
+// framework's own check (checkUnique) enforces the field.
+func checkUniqueable(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, old, next *DocType) error {
+	have := fieldIndexes(orgID, old)
+	for name, ix := range fieldIndexes(orgID, next) {
+		if _, ok := have[name]; ok || !ix.unique {
 			continue
 		}
-		unique := ""
-		if ix.unique {
-			unique = "UNIQUE "
-		}
-		ddl := fmt.Sprintf(`CREATE %sINDEX IF NOT EXISTS %s ON docframe_documents (%s) WHERE organization_id = %s AND doctype = %s`,
-			unique, name, ix.columns, quoteLiteral(orgID.String()), quoteLiteral(next.Name))
-		if err := tx.WithContext(ctx).Exec(ddl).Error; err != nil {
-			if ix.unique && isDuplicate(err) {
-				return Validationf("a field cannot become unique while documents share a value of it")
-			}
+		var dup bool
+		if err := tx.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM docframe_documents WHERE organization_id = ? AND doctype = ?
+			AND `+ix.expr+` IS NOT NULL GROUP BY `+ix.expr+` HAVING count(*) > 1)`, orgID, next.Name).Scan(&dup).Error; err != nil {
 			return err
 		}
-		// The planner ignores a partial index's own statistics, so
-		// without these it guesses 0.5 % of rows for an equality and
-		// prefers reading the list order and filtering: expression
-		// statistics (one per expression, shared by every organization
-		// and DocType, filled by ANALYZE) give it the value's real
-		// frequency.
-		sum := sha256.Sum256([]byte(ix.expr))
-		stats := fmt.Sprintf(`CREATE STATISTICS IF NOT EXISTS dfs_%s ON %s FROM docframe_documents`, hex.EncodeToString(sum[:12]), ix.expr)
-		if err := tx.WithContext(ctx).Exec(stats).Error; err != nil {
-			return err
+		if dup {
+			return Validationf("field %s cannot become unique while documents share a value of it", ix.field)
 		}
 	}
 	return nil
+}
+
+// checkUnique enforces d's unique fields before its row is written: under
+// a transaction-scoped advisory lock on (organization, DocType, field,
+// value), so that two writers of one value take turns and the second sees
+// the first's committed row. It holds while a unique index is still being
+// built (the index, once valid, is the backstop). Only writers of the same
+// value wait.
+func checkUnique(ctx context.Context, tx *gorm.DB, m *meta, d *Doc) error {
+	for _, f := range m.valueFields() {
+		v := d.Fields[f.Fieldname]
+		if !f.Unique.On() || v == nil {
+			continue
+		}
+		text := fmt.Sprint(v)
+		key := fmt.Sprintf("docframe:unique\x1f%s\x1f%s\x1f%s\x1f%s", d.OrganizationID, m.Name, f.Fieldname, text)
+		if err := tx.WithContext(ctx).Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key).Error; err != nil {
+			return err
+		}
+		var other string
+		if err := tx.WithContext(ctx).Raw(`SELECT name FROM docframe_documents WHERE organization_id = ? AND doctype = ? AND name <> ?
+			AND `+textExpr(f)+` = ? LIMIT 1`, d.OrganizationID, m.Name, d.Name, text).Scan(&other).Error; err != nil {
+			return err
+		}
+		if other != "" {
+			return duplicatef("%s %s is already used by %s %s: %s must be unique", f.label(), show(v), m.Name, other, f.label())
+		}
+	}
+	return nil
+}
+
+// scheduleIndexes has the worker build and drop a DocType's indexes once
+// its change committed (jobs.DocframeIndexes). A lost task is made good by
+// the sweep; without an enqueuer (tests, tools) BuildIndexes is called
+// directly.
+func (s *Service) scheduleIndexes(ctx context.Context, orgID uuid.UUID, doctype string, drop []string) {
+	if s.enq == nil {
+		return
+	}
+	if _, err := s.enq.Enqueue(context.WithoutCancel(ctx), jobs.DocframeIndexes{OrganizationID: orgID, Doctype: doctype, Drop: drop}); err != nil {
+		s.log.Warn("docframe: cannot enqueue an index build; the index sweep will do it", "doctype", doctype, "error", err)
+	}
+}
+
+// BuildIndexes brings a DocType's field indexes in line with its stored
+// definition (the worker's docframe:indexes): the indexes in drop that the
+// definition no longer wants are dropped, the wanted ones that are missing
+// or invalid are built. Every statement is CONCURRENTLY and outside any
+// transaction, so the documents table stays open to every organization's
+// writes; builds run one at a time (ddlLock). Idempotent.
+func (s *Service) BuildIndexes(ctx context.Context, orgID uuid.UUID, doctype string, drop []string) error {
+	return s.withDDLLock(ctx, func(conn *sql.Conn) error {
+		// The definition as it is now, read under the lock: a later change
+		// overtakes an earlier one's task.
+		m, err := loadMeta(ctx, s.db, orgID, doctype)
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+		var def *DocType
+		if m != nil {
+			def = &m.DocType
+		}
+		want := fieldIndexes(orgID, def)
+		for _, name := range drop {
+			if _, keep := want[name]; !keep && strings.HasPrefix(name, "dfx_") {
+				if err := dropIndex(ctx, conn, name); err != nil {
+					return err
+				}
+			}
+		}
+		names := slices.Sorted(maps.Keys(want))
+		valid, err := indexStates(ctx, conn, names)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := s.buildIndex(ctx, conn, want[name], valid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SweepIndexes makes good what lost or crashed builds left (the worker's
+// docframe:index_sweep, every few minutes): every index a definition wants
+// and that is missing or invalid is built, every field index no definition
+// wants is dropped. It answers how many it built and dropped.
+func (s *Service) SweepIndexes(ctx context.Context) (built, dropped int, err error) {
+	err = s.withDDLLock(ctx, func(conn *sql.Conn) error {
+		var rows []doctypeRow
+		if err := s.db.WithContext(ctx).Select("organization_id", "name", "definition").
+			Where(`NOT istable AND jsonb_path_exists(definition -> 'fields', '$[*] ? (@.unique == 1 || @.search_index == 1)')`).
+			Find(&rows).Error; err != nil {
+			return err
+		}
+		want := map[string]fieldIndex{}
+		for i := range rows {
+			m, err := rows[i].meta()
+			if err != nil {
+				return err
+			}
+			maps.Copy(want, fieldIndexes(rows[i].OrganizationID, &m.DocType))
+		}
+		valid, err := indexStates(ctx, conn, nil)
+		if err != nil {
+			return err
+		}
+		for _, name := range slices.Sorted(maps.Keys(want)) {
+			if ok, exists := valid[name]; exists && ok {
+				continue
+			}
+			if err := s.buildIndex(ctx, conn, want[name], valid); err != nil {
+				return err
+			}
+			built++
+		}
+		for name := range valid {
+			if _, ok := want[name]; !ok {
+				if err := dropIndex(ctx, conn, name); err != nil {
+					return err
+				}
+				dropped++
+			}
+		}
+		return nil
+	})
+	return built, dropped, err
+}
+
+// withDDLLock runs fn on a connection of its own, outside any transaction
+// (CREATE INDEX CONCURRENTLY refuses to run inside one), holding a
+// session advisory lock: index DDL of every organization runs one
+// statement at a time across processes (two concurrent builds on one table
+// would wait on each other anyway, and the statistics objects are shared).
+// The lock blocks no document write. It is tried, not waited for: a
+// session waiting for it would be a transaction the holder's CREATE INDEX
+// CONCURRENTLY waits for in turn (a deadlock). The connection is discarded
+// afterwards, which releases the lock whatever happened (a cancelled build
+// included).
+func (s *Service) withDDLLock(ctx context.Context, fn func(*sql.Conn) error) error {
+	pool, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Raw(func(any) error { return driver.ErrBadConn }) }()
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		var got bool
+		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtext('docframe:ddl'))`).Scan(&got); err != nil {
+			return err
+		}
+		if got {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return fn(conn)
+}
+
+// indexStates answers the field indexes that exist on the documents table
+// (named, or all of them for nil) and whether each is valid: an index a
+// concurrent build left behind when it failed or was cancelled exists but
+// is invalid (not used, still maintained by writes) until it is replaced.
+func indexStates(ctx context.Context, conn *sql.Conn, names []string) (map[string]bool, error) {
+	q := `SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid = 'docframe_documents'::regclass AND c.relname LIKE 'dfx\_%'`
+	var args []any
+	if names != nil {
+		q += ` AND c.relname = ANY($1::text[])`
+		args = append(args, "{"+strings.Join(names, ",")+"}") // names are dfx_ and hex digits
+	}
+	rows, err := conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name string
+		var valid bool
+		if err := rows.Scan(&name, &valid); err != nil {
+			return nil, err
+		}
+		out[name] = valid
+	}
+	return out, rows.Err()
+}
+
+// buildIndex builds one wanted index unless it exists and is valid: an
+// invalid leftover is dropped first (IF NOT EXISTS would keep it). A
+// unique index over documents that share a value is not built (logged):
+// it could not be, and the framework's check enforces the field for new
+// writes meanwhile.
+func (s *Service) buildIndex(ctx context.Context, conn *sql.Conn, ix fieldIndex, valid map[string]bool) error {
+	if ok, exists := valid[ix.name]; !exists || !ok {
+		if exists {
+			if err := dropIndex(ctx, conn, ix.name); err != nil {
+				return err
+			}
+		}
+		predicate := fmt.Sprintf(`organization_id = %s AND doctype = %s`, quoteLiteral(ix.org.String()), quoteLiteral(ix.doctype))
+		unique := ""
+		if ix.unique {
+			unique = "UNIQUE "
+			var dup bool
+			if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM docframe_documents WHERE `+predicate+` AND `+ix.expr+
+				` IS NOT NULL GROUP BY `+ix.expr+` HAVING count(*) > 1)`).Scan(&dup); err != nil {
+				return err
+			}
+			if dup {
+				s.log.Error("docframe: unique index not built: documents share a value of the field", "organization_id", ix.org,
+					"doctype", ix.doctype, "field", ix.field, "index", ix.name)
+				return nil
+			}
+		}
+		ddl := fmt.Sprintf(`CREATE %sINDEX CONCURRENTLY IF NOT EXISTS %s ON docframe_documents (%s) WHERE %s`, unique, ix.name, ix.columns, predicate)
+		if _, err := conn.ExecContext(ctx, ddl); err != nil {
+			// A failed concurrent build leaves an invalid index: drop it now
+			// (or the next try does).
+			_ = dropIndex(context.WithoutCancel(ctx), conn, ix.name)
+			return fmt.Errorf("docframe: building index %s of %s: %w", ix.name, ix.doctype, err)
+		}
+	}
+	// The planner ignores a partial index's own statistics, so without
+	// these it guesses 0.5 % of rows for an equality and prefers reading
+	// the list order and filtering: expression statistics (one per
+	// expression, shared by every organization and DocType, filled by
+	// ANALYZE) give it the value's real frequency. CREATE STATISTICS does
+	// not block writes.
+	sum := sha256.Sum256([]byte(ix.expr))
+	_, err := conn.ExecContext(ctx, fmt.Sprintf(`CREATE STATISTICS IF NOT EXISTS dfs_%s ON %s FROM docframe_documents`,
+		hex.EncodeToString(sum[:12]), ix.expr))
+	return err
+}
+
+func dropIndex(ctx context.Context, conn *sql.Conn, name string) error {
+	_, err := conn.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+name)
+	return err
 }
 
 // quoteLiteral quotes a string for SQL (standard_conforming_strings is on,

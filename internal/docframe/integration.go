@@ -45,7 +45,7 @@ func (s *Service) UpdateDocIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID,
 		if doc.Docstatus != 0 {
 			return afterSubmitf("%s %s is not a draft: it cannot be changed", m.Name, name)
 		}
-		doc.User = by
+		doc.User, doc.actor = by, Actor{Email: by, Role: RoleAdmin}
 		if err := applyInput(m, doc, in); err != nil {
 			return err
 		}

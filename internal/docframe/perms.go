@@ -17,12 +17,17 @@ const (
 )
 
 // allows reports whether a may exercise right on m's documents. Super
-// admins and the organization's Admin hold every right. Otherwise the
-// DocType's permission rows for a's role decide; a DocType without any rows
-// lets every other role read, and nothing more.
+// admins and the organization's Admin hold every right. A guarded DocType
+// (the integration's built-ins) follows the caller's core permissions
+// (Guard.Rights). Otherwise the DocType's permission rows for a's role
+// decide; a DocType without any rows lets every other role read, and
+// nothing more.
 func (m *meta) allows(a Actor, right string) bool {
 	if a.isAdmin() {
 		return true
+	}
+	if m.guard != nil {
+		return m.guard.allows(a, right)
 	}
 	if len(m.Permissions) == 0 {
 		return right == PermRead
@@ -57,7 +62,11 @@ func (m *meta) require(a Actor, right string) error {
 	if m.allows(a, right) {
 		return nil
 	}
-	return permissionf("Not permitted: %s on %s for role %s", right, m.Name, a.Role)
+	needs := ""
+	if m.guard != nil {
+		needs = m.guard.needs(right)
+	}
+	return permissionf("Not permitted: %s on %s for role %s%s", right, m.Name, a.Role, needs)
 }
 
 // Require checks that a holds right on doctype's documents (403

@@ -117,6 +117,11 @@ func documentSource(orgID uuid.UUID, m *meta) *source {
 	s := &source{table: "docframe_documents", scope: "organization_id = ? AND doctype = ?", scopeArgs: []any{orgID, m.Name},
 		doctype: m.Name, columns: standardColumns(), all: append([]string{}, standardOrder...), m: m}
 	for _, f := range m.valueFields() {
+		if m.guard.secret(f.Fieldname) {
+			// Never answered nor compared: rows say whether it is set.
+			s.all = append(s.all, hasFlag(f.Fieldname))
+			continue
+		}
 		s.all = append(s.all, f.Fieldname)
 		if f.kind() == kindPassword {
 			continue // never compared: its value is sealed
@@ -170,6 +175,9 @@ func (src *source) column(raw string) (column, error) {
 	c, ok := src.columns[name]
 	if !ok {
 		if src.m != nil {
+			if src.m.guard.secret(name) {
+				return column{}, Validationf("field %s is a secret: it cannot be used in filters, order_by or fields", name)
+			}
 			if f, isField := src.m.byName[name]; isField && (f.kind() == kindPassword || f.kind() == kindTable) {
 				return column{}, Validationf("field %s (%s) cannot be used in filters or order_by", name, f.Fieldtype)
 			}
@@ -579,6 +587,9 @@ func (src *source) selection(raw string) ([]string, error) {
 		known := name == "id" || name == "doctype" || name == "idx" || slices.Contains(src.all, name)
 		if !known {
 			if src.m != nil {
+				if src.m.guard.secret(name) {
+					return nil, Validationf("field %s is a secret: it is never answered (select %s to know whether it is set)", name, hasFlag(name))
+				}
 				if f, ok := src.m.byName[name]; ok && f.kind() == kindTable {
 					return nil, Validationf("field %s is a table: list rows do not carry child tables (get the document)", name)
 				}
@@ -638,7 +649,11 @@ func (s *Service) List(ctx context.Context, a Actor, orgID uuid.UUID, doctype st
 	cols := "organization_id, doctype, name, docstatus, owner, modified_by, creation, modified"
 	needData, needSecrets := false, false
 	for _, f := range fields {
-		if fd, ok := src.m.byName[f]; ok {
+		fd, ok := src.m.byName[f]
+		if secret, isFlag := strings.CutPrefix(f, "has_"); !ok && isFlag && src.m.guard.secret(secret) {
+			fd, ok = src.m.byName[secret] // a secret's has_ flag reads the secret's own column
+		}
+		if ok {
 			needData = needData || fd.kind() != kindPassword
 			needSecrets = needSecrets || fd.kind() == kindPassword
 		}
@@ -650,17 +665,48 @@ func (s *Service) List(ctx context.Context, a Actor, orgID uuid.UUID, doctype st
 		cols += ", secrets"
 	}
 	sql := fmt.Sprintf("SELECT %s FROM docframe_documents WHERE %s ORDER BY %s LIMIT ? OFFSET ?", cols, strings.Join(q.where, " AND "), order)
-	var rows []docRow
-	if err := s.db.WithContext(ctx).Raw(sql, append(q.args, limit, args.Offset)...).Scan(&rows).Error; err != nil {
+	return cappedRows(ctx, s, sql, append(q.args, limit, args.Offset), func(r *docRow) (any, error) {
+		return pick(s.view(a, src.m, r.toDoc(src.m)), fields, args.AsList), nil
+	})
+}
+
+// MaxListBytes bounds one list's rows as JSON. A list past it is refused
+// (417, asking for fewer fields or rows), not cut short: a Frappe client
+// paging with limit_start takes a short page for the end of the list, so a
+// truncated answer would lose rows silently.
+const MaxListBytes = 4 << 20
+
+// cappedRows reads a list's rows one at a time (one stored row in memory,
+// not the page's) and answers them as row makes them, refusing the list
+// once the rows' JSON passes MaxListBytes.
+func cappedRows[R any](ctx context.Context, s *Service, sql string, args []any, row func(*R) (any, error)) ([]any, error) {
+	rows, err := s.db.WithContext(ctx).Raw(sql, args...).Rows()
+	if err != nil {
 		return nil, err
 	}
-	out := make([]any, 0, len(rows))
-	for i := range rows {
-		d := rows[i].toDoc(src.m)
-		full := s.render(src.m, d)
-		out = append(out, pick(full, fields, args.AsList))
+	defer rows.Close()
+	out := []any{}
+	size := 0
+	for rows.Next() {
+		var r R
+		if err := s.db.ScanRows(rows, &r); err != nil {
+			return nil, err
+		}
+		v, err := row(&r)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if size += len(b) + 1; size > MaxListBytes {
+			return nil, Validationf("the answer would be larger than %d MiB (at row %d): ask for fewer fields or a smaller limit",
+				MaxListBytes>>20, len(out)+1)
+		}
+		out = append(out, v)
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 func pick(full map[string]any, fields []string, asList bool) any {
@@ -680,19 +726,13 @@ func pick(full map[string]any, fields []string, asList bool) any {
 
 func (s *Service) listDocTypes(ctx context.Context, src *source, q *query, order string, limit int, args ListArgs, fields []string) ([]any, error) {
 	sql := fmt.Sprintf("SELECT * FROM docframe_doctypes WHERE %s ORDER BY %s LIMIT ? OFFSET ?", strings.Join(q.where, " AND "), order)
-	var rows []doctypeRow
-	if err := s.db.WithContext(ctx).Raw(sql, append(q.args, limit, args.Offset)...).Scan(&rows).Error; err != nil {
-		return nil, err
-	}
-	out := make([]any, 0, len(rows))
-	for i := range rows {
-		m, err := rows[i].meta()
+	return cappedRows(ctx, s, sql, append(q.args, limit, args.Offset), func(r *doctypeRow) (any, error) {
+		m, err := r.meta()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, pick(renderDocType(m), fields, args.AsList))
-	}
-	return out, nil
+		return pick(renderDocType(m), fields, args.AsList), nil
+	})
 }
 
 // Count answers how many documents match filters (Frappe's get_count).

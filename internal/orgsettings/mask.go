@@ -16,6 +16,10 @@ type Masker struct {
 	hide bool
 }
 
+// Hides reports whether the organization masks numbers, for answers
+// rendered outside this package (the resource API's documents).
+func (m Masker) Hides() bool { return m.hide }
+
 // Phone renders a phone number, masked when the organization wants it.
 func (m Masker) Phone(s string) string {
 	if m.hide {

@@ -46,8 +46,7 @@ func def(v string) func(*docframe.Field) {
 
 // doctypes are the definitions, in the order they must be ensured (a Link
 // or Table names a DocType ensured before it). None has permission rows:
-// the framework's defaults apply (the organization's Admin may do
-// everything, every other role may read).
+// their rights are the core permissions of Guards.
 func (s *Service) doctypes() []docframe.DocType {
 	return []docframe.DocType{
 		{Name: DoctypeAccount, Module: module, Autoname: "field:account_name", TitleField: "account_name", SearchFields: "phone_id",
@@ -135,5 +134,23 @@ func (s *Service) doctypes() []docframe.DocType {
 				f("bulk_message", "Bulk Message", "Data", indexed),
 				f("core_message_id", "Core Message ID", "Data", readOnly, indexed),
 			}},
+	}
+}
+
+// Guards tie the DocTypes to the core permissions that guard the same data
+// in the core API, and to its masking and secrets (docframe.Guard), for
+// docframe.Options.Guards. A right without a core permission (changing or
+// deleting a Platform Message, which the core never allows) is the Admin's.
+func Guards() []docframe.Guard {
+	crud := func(resource string) map[string]string {
+		return map[string]string{docframe.PermRead: resource + ":read", docframe.PermCreate: resource + ":create",
+			docframe.PermWrite: resource + ":update", docframe.PermDelete: resource + ":delete"}
+	}
+	return []docframe.Guard{
+		{Doctype: DoctypeAccount, Rights: crud("accounts"), Secrets: []string{"token", "app_secret", "webhook_verify_token"}},
+		{Doctype: DoctypeMessage, Rights: map[string]string{docframe.PermRead: "messages:read", docframe.PermCreate: "messages:create"},
+			Phones: []string{"to", "from_number"}},
+		{Doctype: DoctypeTemplate, Rights: crud("templates")},
+		{Doctype: DoctypeFlow, Rights: crud("flows")},
 	}
 }

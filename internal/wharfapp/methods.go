@@ -129,6 +129,10 @@ func (s *Service) getMessageStatus(ctx context.Context, c *docframe.Call) (any, 
 	if id == "" {
 		return nil, docframe.Validationf("message_id is required")
 	}
+	// The right first: whether an id exists is the messages' data too.
+	if err := c.Frame.Require(ctx, c.Actor, c.OrganizationID, DoctypeMessage, docframe.PermRead); err != nil {
+		return nil, err
+	}
 	names, err := s.frame.NamesBy(ctx, nil, c.OrganizationID, DoctypeMessage, "message_id", []string{id})
 	if err != nil {
 		return nil, err

@@ -45,6 +45,10 @@ import (
 // Administrator, which also owns the built-in DocTypes).
 const By = "Administrator"
 
+// system is the integration's own actor, for reads it makes on its own
+// behalf (nothing of them is answered as is).
+var system = docframe.Actor{Email: By, Role: docframe.RoleAdmin}
+
 // Publisher publishes customer webhook events after their commit (contact
 // created by a send): webhooks.Service.
 type Publisher interface {

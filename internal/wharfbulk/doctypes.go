@@ -100,3 +100,22 @@ func (s *Service) EnsureDocTypes(ctx context.Context, orgID uuid.UUID) error {
 	}
 	return nil
 }
+
+// Guards tie the DocTypes to the core permissions of campaigns (a bulk
+// message is a campaign underneath, a recipient list its recipients) and
+// mask the recipients' numbers and names as campaign recipients are masked
+// (docframe.Guard), for docframe.Options.Guards. Submitting or cancelling
+// starts or stops the campaign: campaigns:update, as in the core API.
+func Guards() []docframe.Guard {
+	rights := map[string]string{docframe.PermRead: "campaigns:read", docframe.PermCreate: "campaigns:create",
+		docframe.PermWrite: "campaigns:update", docframe.PermDelete: "campaigns:delete"}
+	bulk := map[string]string{docframe.PermSubmit: "campaigns:update", docframe.PermCancel: "campaigns:update"}
+	for k, v := range rights {
+		bulk[k] = v
+	}
+	return []docframe.Guard{
+		{Doctype: BulkMessage, Rights: bulk},
+		{Doctype: RecipientList, Rights: rights},
+		{Doctype: BulkRecipient, Phones: []string{"mobile_number"}, Names: []string{"recipient_name"}},
+	}
+}

@@ -131,17 +131,22 @@ func (s *Service) importRecipients(ctx context.Context, c *docframe.Call) (any, 
 	if err := s.EnsureDocTypes(ctx, c.OrganizationID); err != nil {
 		return nil, err
 	}
-	fields := append([]string{mobile}, dataFields...)
+	fields := append([]string{"name", mobile}, dataFields...)
 	if nameField != "" {
 		fields = append(fields, nameField)
 	}
 	sel, _ := json.Marshal(fields)
+	numbers, _ := json.Marshal([]string{"name", mobile})
 	filters := c.String("filters")
 	if filters == "[]" || filters == "{}" {
 		filters = ""
 	}
 
-	existing, err := s.frame.Get(ctx, c.Actor, c.OrganizationID, RecipientList, listName)
+	// The list's own numbers are written back: read them unmasked (the
+	// caller's right to read the list is still checked).
+	unmasked := c.Actor
+	unmasked.MaskPhones = false
+	existing, err := s.frame.Get(ctx, unmasked, c.OrganizationID, RecipientList, listName)
 	if err != nil && !apperr.Is(err, apperr.NotFound) {
 		return nil, err
 	}
@@ -159,14 +164,31 @@ func (s *Service) importRecipients(ctx context.Context, c *docframe.Call) (any, 
 	}
 	added, skipped := 0, 0
 	for offset := 0; offset < limit; offset += importPage {
-		page, err := s.frame.List(ctx, c.Actor, c.OrganizationID, doctype, docframe.ListArgs{Fields: string(sel), Filters: filters,
-			OrderBy: "creation asc", Limit: min(importPage, limit-offset), Offset: offset})
+		// What the caller may read, as they see it (masked numbers and
+		// names, no secrets): the names and the data copied into the list,
+		// which answers them as it stores them.
+		args := docframe.ListArgs{Fields: string(sel), Filters: filters, OrderBy: "creation asc", Limit: min(importPage, limit-offset),
+			Offset: offset}
+		page, err := s.frame.List(ctx, c.Actor, c.OrganizationID, doctype, args)
 		if err != nil {
 			return nil, err
 		}
+		// The numbers to send to, unmasked: the same page read on the
+		// integration's behalf, joined by name (a document changed between
+		// the two reads is skipped).
+		args.Fields = string(numbers)
+		raw, err := s.frame.List(ctx, system, c.OrganizationID, doctype, args)
+		if err != nil {
+			return nil, err
+		}
+		numberOf := make(map[string]string, len(raw))
+		for _, item := range raw {
+			doc, _ := item.(map[string]any)
+			numberOf[text(doc["name"])] = text(doc[mobile])
+		}
 		for _, item := range page {
 			doc, _ := item.(map[string]any)
-			number, err := phone.Normalize(text(doc[mobile]))
+			number, err := phone.Normalize(numberOf[text(doc["name"])])
 			if err != nil || seen[number] {
 				skipped++
 				continue

@@ -194,6 +194,12 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 	if err != nil {
 		return err
 	}
+	// A notification sends its reference DocType's data (parameters, or
+	// anything a scheduled script copies into _data_list) to numbers of
+	// its choosing: its author must be able to read that DocType.
+	if err := s.fw().Require(ctx, doc.Actor(), doc.OrganizationID, ref, docframe.PermRead); err != nil {
+		return err
+	}
 	known := func(label, f string) error {
 		if f == "" || slices.Contains(standardFields, f) {
 			return nil
@@ -204,6 +210,9 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 		}
 		if t == "Table" || t == "Password" {
 			return docframe.Validationf("%s: field %s of %s is a %s field", label, f, ref, t)
+		}
+		if s.fw().IsSecret(ref, f) {
+			return docframe.Validationf("%s: field %s of %s is a secret: it is never sent", label, f, ref)
 		}
 		return nil
 	}
@@ -282,4 +291,13 @@ func (s *Service) validate(ctx context.Context, doc *docframe.Doc) error {
 		return docframe.Validationf("Condition: %v", err)
 	}
 	return nil
+}
+
+// Guards ties Platform Notification to the core permissions of campaigns
+// (docframe.Guard), for docframe.Options.Guards: a notification sends a
+// template to numbers taken from documents without anyone pressing send,
+// which the core allows only to those who may run campaigns.
+func Guards() []docframe.Guard {
+	return []docframe.Guard{{Doctype: NotificationDoctype, Rights: map[string]string{docframe.PermRead: "campaigns:read",
+		docframe.PermCreate: "campaigns:create", docframe.PermWrite: "campaigns:update", docframe.PermDelete: "campaigns:delete"}}}
 }

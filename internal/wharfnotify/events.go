@@ -79,7 +79,7 @@ func (s *Service) record(ctx context.Context, tx *gorm.DB, event string, doc *do
 		return nil
 	}
 	g, _ := ctx.Value(guardKey{}).(guard)
-	snap, err := json.Marshal(snapshot(doc))
+	snap, err := json.Marshal(s.snapshot(doc))
 	if err != nil {
 		return err
 	}
@@ -101,11 +101,14 @@ func (s *Service) record(ctx context.Context, tx *gorm.DB, event string, doc *do
 
 // snapshot is a document's values as a condition sees them: its fields
 // (and tables) and its standard properties, timestamps as Frappe writes
-// them.
-func snapshot(doc *docframe.Doc) map[string]any {
+// them. Secrets (a Platform Account's verify token) are left out: a
+// condition or a parameter must not carry them anywhere.
+func (s *Service) snapshot(doc *docframe.Doc) map[string]any {
 	out := make(map[string]any, len(doc.Fields)+7)
 	for k, v := range doc.Fields {
-		out[k] = v
+		if !s.fw().IsSecret(doc.Doctype, k) {
+			out[k] = v
+		}
 	}
 	out["name"], out["doctype"], out["docstatus"] = doc.Name, doc.Doctype, doc.Docstatus
 	out["owner"], out["modified_by"] = doc.Owner, doc.ModifiedBy

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"wharf/internal/apperr"
 	"wharf/internal/docframe"
 	"wharf/internal/wharfnotify"
 )
@@ -339,6 +341,70 @@ func TestAttachDocumentPrint(t *testing.T) {
 	if !bytes.HasPrefix(pdf, []byte("%PDF-1.4")) || !bytes.Contains(pdf, []byte(`(Customer: Ada \(VIP\))`)) ||
 		!bytes.Contains(pdf, []byte("(Amount: 12.5)")) || !bytes.HasSuffix(pdf, []byte("%%EOF\n")) {
 		t.Fatalf("print:\n%s", pdf)
+	}
+}
+
+// A guarded secret (a Platform Account's verify token) reaches no
+// notification: it cannot be a parameter, the phone or the button field,
+// and conditions do not see it (nor does the ledger's snapshot).
+func TestSecretsReachNoNotification(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, extra := range []string{`"fields": [{"field_name": "customer"}, {"field_name": "secret_code"}]`,
+		`"fields": [{"field_name": "customer"}], "button_fields": "secret_code"`} {
+		_, err := b.frame.Insert(ctx, b.admin, b.org, wharfnotify.NotificationDoctype, obj(t, `{"notification_name": "n",
+			"reference_doctype": "Order", "template": "t", "field_name": "mobile", "doctype_event": "After Insert", `+extra+`}`))
+		wantExc(t, err, "field secret_code of Order is a secret")
+	}
+	_, err := b.frame.Insert(ctx, b.admin, b.org, wharfnotify.NotificationDoctype, obj(t, `{"notification_name": "n",
+		"reference_doctype": "Order", "template": "t", "field_name": "secret_code", "doctype_event": "After Insert"}`))
+	wantExc(t, err, "Field Name: field secret_code of Order is a secret")
+	b.notification(t, `{"notification_name": "blind", "reference_doctype": "Order", "template": "t", "field_name": "mobile",
+		"doctype_event": "After Insert", "condition": "doc.get('secret_code') == None", "fields": [{"field_name": "customer"}]}`)
+	b.order(t, `{"customer": "Ada", "mobile": "+15550001111", "secret_code": "s3cr3t-code"}`)
+	var snap string
+	b.f.DB.Raw(`SELECT snapshot::text FROM wharfnotify_sends WHERE organization_id = ?`, b.org).Scan(&snap)
+	if snap == "" || strings.Contains(snap, "s3cr3t-code") || strings.Contains(snap, "secret_code") {
+		t.Fatalf("snapshot %s", snap)
+	}
+	b.drain(t)
+	if sent := b.sender.all(); len(sent) != 1 || sent[0].Parameters[0] != "Ada" {
+		t.Fatalf("sent %+v: the condition saw the secret", sent)
+	}
+}
+
+type perms []string
+
+func (p perms) Can(key string) bool { return slices.Contains(p, key) }
+
+// A notification sends its reference DocType's data to numbers of its
+// author's choosing: the author needs the right to create notifications
+// (campaigns:create) and to read that DocType. Nothing is stored otherwise.
+func TestNotificationAuthorMustReadItsDocType(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	body := `{"notification_name": "n", "notification_type": "Scheduler Event", "reference_doctype": "Order", "event_frequency": "All",
+		"template": "t", "condition": "doc._data_list = [{'phone': '+15550009999', 'c': doc.customer}]", "fields": [{"field_name": "c"}]}`
+	agent := docframe.Actor{Email: "agent@example.test", Role: "Agent", Perms: perms{"orders:read"}}
+	_, err := b.frame.Insert(ctx, agent, b.org, wharfnotify.NotificationDoctype, obj(t, body))
+	if !apperr.Is(err, apperr.Forbidden) || !strings.Contains(err.Error(), "create on Platform Notification for role Agent (needs the permission campaigns:create)") {
+		t.Fatalf("an agent creates a notification: %v", err)
+	}
+	blind := docframe.Actor{Email: "c@example.test", Role: "Campaigner", Perms: perms{"campaigns:read", "campaigns:create"}}
+	_, err = b.frame.Insert(ctx, blind, b.org, wharfnotify.NotificationDoctype, obj(t, body))
+	if !apperr.Is(err, apperr.Forbidden) || !strings.Contains(err.Error(), "read on Order for role Campaigner (needs the permission orders:read)") {
+		t.Fatalf("a campaigner who may not read orders: %v", err)
+	}
+	var n int64
+	b.f.DB.Raw(`SELECT count(*) FROM docframe_documents WHERE organization_id = ? AND doctype = ?`, b.org, wharfnotify.NotificationDoctype).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d refused notifications stored", n)
+	}
+	reader := docframe.Actor{Email: "r@example.test", Role: "Campaigner", Perms: perms{"campaigns:read", "campaigns:create", "orders:read"}}
+	if _, err := b.frame.Insert(ctx, reader, b.org, wharfnotify.NotificationDoctype, obj(t, body)); err != nil {
+		t.Fatalf("a campaigner who reads orders: %v", err)
 	}
 }
 

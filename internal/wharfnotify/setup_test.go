@@ -91,7 +91,12 @@ func setup(t *testing.T, with ...func(*wharfnotify.Deps)) *bundle {
 	}
 	b.svc = wharfnotify.New(deps)
 	t.Cleanup(b.svc.Close)
-	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: []docframe.Hook{b.svc}, Events: b.svc, Log: testenv.Quiet()})
+	// Notifications follow the core's campaign permissions; Order is
+	// guarded too (read: orders:read), its secret_code a secret, as a
+	// Platform Account's verify token is.
+	frame, err := docframe.New(f.DB, f.Box, docframe.Options{Hooks: []docframe.Hook{b.svc}, Events: b.svc, Log: testenv.Quiet(),
+		Guards: append(wharfnotify.Guards(), docframe.Guard{Doctype: "Order", Rights: map[string]string{docframe.PermRead: "orders:read"},
+			Secrets: []string{"secret_code"}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +140,8 @@ func (b *bundle) orgTypes(t *testing.T, org uuid.UUID) {
 		  {"fieldname": "due", "fieldtype": "Date"},
 		  {"fieldname": "notified", "fieldtype": "Check"},
 		  {"fieldname": "saves", "fieldtype": "Int"},
-		  {"fieldname": "track", "fieldtype": "Data"}]}`), true); err != nil {
+		  {"fieldname": "track", "fieldtype": "Data"},
+		  {"fieldname": "secret_code", "fieldtype": "Data"}]}`), true); err != nil {
 		t.Fatal(err)
 	}
 }
