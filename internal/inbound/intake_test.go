@@ -75,7 +75,7 @@ func TestIntake(t *testing.T) {
 		}
 		// Processing is enqueued just after the answer (groupcommit.go).
 		var got map[string]int
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if got = bundle.queue.TaskTypes(t); got[jobs.TypeInboundProcess] == 2 && got[jobs.TypeInboundStatuses] == 1 {
 				break
 			}
