@@ -77,4 +77,4 @@ if [ ${#failed[@]} -gt 0 ]; then
 	printf '  %s\n' "${failed[@]}" >&2
 	exit 1
 fi
-echo "fuzz: all $total targets ran $FUZZTIME without a failure"
+echo "fuzz: $total of $total targets ran $FUZZTIME each without a failure"
