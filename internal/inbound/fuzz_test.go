@@ -227,16 +227,19 @@ func nilIfEmpty[T any](s []T) []T {
 	return s
 }
 
+// compact is raw JSON as json.Marshal writes it: compacted, with <, > and &
+// escaped.
 func compact(t *testing.T, b []byte) []byte {
-	var out bytes.Buffer
-	if err := json.Compact(&out, b); err != nil {
+	var c, out bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
 		t.Fatalf("compact %q: %v", b, err)
 	}
+	json.HTMLEscape(&out, c.Bytes())
 	return out.Bytes()
 }
 
-// compactValues is p with its raw change values compacted (json.Marshal
-// compacts raw JSON, and writes a missing value as null).
+// compactValues is p with its raw change values as json.Marshal writes
+// them (compact), and a missing value as the null it writes.
 func compactValues(t *testing.T, p platform.WebhookPayload) platform.WebhookPayload {
 	out := platform.WebhookPayload{Object: p.Object}
 	for _, e := range p.Entry {
