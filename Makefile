@@ -5,11 +5,13 @@ export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=
 export TEST_REDIS_URL    ?= redis://127.0.0.1:6379/0
 
 BENCH_COUNT ?= 1
+# How long `make fuzz` runs each fuzz target (docs/FUZZING.md).
+FUZZTIME ?= 30s
 # Tests of one package run four at a time (t.Parallel): each owns its
 # PostgreSQL and Redis databases, and most wait on I/O, so four fit two CPUs.
 TEST_PARALLEL ?= 4
 
-.PHONY: console build run stop test bench lint migrate clean
+.PHONY: console build run stop test fuzz bench lint migrate clean
 
 console: ## build the web console into api/console/dist (skipped when console/ is unchanged; Node fetched into .tools/ if needed)
 	@./scripts/console.sh
@@ -31,6 +33,9 @@ test: console ## the whole suite, against real PostgreSQL and Redis, with the ra
 	$(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 20m ./e2e/campaigns/ ./api/ ./e2e/ ./...
 	@# Tests that assert rates run without the race detector (e2e/load/doc.go).
 	$(GO) test -count=1 -timeout 10m ./e2e/load/
+
+fuzz: ## every Fuzz* target of the module, FUZZTIME each (default 30s), one after the other; FUZZ=regexp picks some
+	@FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
 bench: ## the benchmarks behind docs/BENCHMARKS.md (fixed workloads; BENCH_COUNT runs; sizes in bench/*.go)
 	$(GO) test -run '^$$' -bench . -benchtime=1x -count=$(BENCH_COUNT) -timeout 180m ./bench/

@@ -30,7 +30,7 @@ func TestHealthEndpointReflectsTheCheck(t *testing.T) {
 	}
 	defer stop()
 	url := "http://" + addr + "/healthz"
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // that it answers, not how soon: a busy machine is slow
 	for app.Probe(ctx, url) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("health endpoint never answered 200")

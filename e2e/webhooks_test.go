@@ -157,8 +157,11 @@ func TestWebhookRetriesWithBackoffThenDrops(t *testing.T) {
 	apptest.Eventually(t, 20*time.Second, "third attempts", func() bool { return len(flaky.Got()) == 3 && len(dead.Got()) == 3 })
 	for name, r := range map[string]*apptest.Receiver{"flaky": flaky, "dead": dead} {
 		got := r.Got()
+		// Never sooner than the backoff; later only as a busy machine is
+		// slow at everything (apptest.WaitSlack times).
 		gap1, gap2 := got[1].At.Sub(got[0].At), got[2].At.Sub(got[1].At)
-		if gap1 < 1500*time.Millisecond || gap1 > 3500*time.Millisecond || gap2 < 3500*time.Millisecond || gap2 > 6*time.Second {
+		if gap1 < 1500*time.Millisecond || gap1 > apptest.WaitSlack*2*time.Second || gap2 < 3500*time.Millisecond ||
+			gap2 > apptest.WaitSlack*4*time.Second {
 			t.Errorf("%s: attempts %s and %s apart, want about 2 s and 4 s", name, gap1, gap2)
 		}
 		if !bytes.Equal(got[0].Body, got[2].Body) {

@@ -63,7 +63,7 @@ func TestBulkMessagesAreCampaignsUnderneath(t *testing.T) {
 		return out
 	}
 	waitDoc := func(name string, what string, ok func(map[string]any) bool) map[string]any {
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(apptest.WaitLimit(60 * time.Second))
 		for {
 			d := api.data("GET", bulks+"/"+name, nil, 200)
 			if ok(d) {

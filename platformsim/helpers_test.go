@@ -265,10 +265,13 @@ func wantError(t *testing.T, status int, out map[string]any, wantStatus, wantCod
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-// waitFor polls cond until it holds or the timeout passes.
+// waitFor polls cond until it holds, for up to three times the timeout
+// and at least 30 s: the wait claims that cond comes to hold, not how soon
+// (a busy machine is slower at everything; apptest.WaitLimit, which this
+// package cannot import).
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(max(3*timeout, 30*time.Second))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -51,9 +51,13 @@ func connectAgent(t testing.TB, c *Call) *testPeer {
 	return p
 }
 
+// waitFor polls cond until it holds, for up to three times d and at least
+// 30 s: the wait claims that cond comes to hold, not how soon (a busy
+// machine is slower at everything; apptest.WaitLimit, which this package
+// cannot import).
 func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(max(3*d, 30*time.Second))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", d, what)

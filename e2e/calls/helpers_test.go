@@ -90,7 +90,7 @@ func (e *env) call() (*platformsim.SimCall, transferOut) {
 func (e *env) waitTransfer(callID, status string) transferOut {
 	e.t.Helper()
 	var found transferOut
-	apptest.Eventually(e.t, 15*time.Second, "transfer "+status+" of "+callID, func() bool {
+	apptest.Await(e.t, 15*time.Second, "transfer "+status+" of "+callID, func() (bool, string) {
 		var list struct {
 			Transfers []transferOut `json:"call_transfers"`
 		}
@@ -98,10 +98,10 @@ func (e *env) waitTransfer(callID, status string) transferOut {
 		for _, tr := range list.Transfers { // newest first
 			if tr.PlatformCallID == callID {
 				found = tr
-				return tr.Status == status
+				return tr.Status == status, fmt.Sprintf("%+v", tr)
 			}
 		}
-		return false
+		return false, "no transfer"
 	})
 	return found
 }
@@ -119,7 +119,10 @@ func (e *env) callLog(id string) callLogOut {
 func (e *env) waitLog(id, status string) callLogOut {
 	e.t.Helper()
 	var l callLogOut
-	apptest.Eventually(e.t, 15*time.Second, "call log "+status, func() bool { l = e.callLog(id); return l.Status == status })
+	apptest.Await(e.t, 15*time.Second, "call log "+status, func() (bool, string) {
+		l = e.callLog(id)
+		return l.Status == status, fmt.Sprintf("%+v", l)
+	})
 	return l
 }
 
@@ -148,12 +151,57 @@ func (e *env) connect(auth apptest.Auth, p *rtcpeer.Peer, transferID, tag string
 	if err := p.SetAnswer(ans.SDPAnswer); err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), apptest.WaitLimit(10*time.Second))
 	defer cancel()
 	if err := p.Connected(ctx); err != nil {
 		e.t.Fatalf("agent leg: %v", err)
 	}
 	p.StartSending(tag)
+}
+
+// Audio is checked by what arrives, never by how much arrives in a fixed
+// time: on a busy machine the peers' 20 ms tickers skip beats and packets
+// wait in socket buffers, so "at least 120 packets in 3 s" is a claim about
+// the machine. hears waits for the packets; drained waits for the packets
+// that were on their way before a change (hold, transfer) to have arrived,
+// so that a window after it holds only what the change let through.
+
+// hears waits until to has received at least n packets carrying tag ("":
+// any) since since.
+func (e *env) hears(to *rtcpeer.Peer, since time.Time, tag string, n int) {
+	e.t.Helper()
+	apptest.Await(e.t, 10*time.Second, fmt.Sprintf("%s to receive %d packets tagged %q", to.Name(), n, tag), func() (bool, string) {
+		got := countSince(to, since, tag)
+		return got >= n, fmt.Sprintf("%d packets", got)
+	})
+}
+
+// drained waits until to has received no packet carrying tag for a second
+// and returns the time from which none may arrive. A stream that goes on
+// fails the wait, naming when its last packet came.
+func (e *env) drained(to *rtcpeer.Peer, tag string) time.Time {
+	e.t.Helper()
+	apptest.Await(e.t, 5*time.Second, fmt.Sprintf("%s to stop receiving packets tagged %q", to.Name(), tag), func() (bool, string) {
+		var last time.Time
+		for _, r := range to.Received() {
+			if got, _, ok := rtcpeer.Tagged(r.Payload); ok && got == tag && r.At.After(last) {
+				last = r.At
+			}
+		}
+		return time.Since(last) > time.Second, fmt.Sprintf("the last one %s ago", time.Since(last).Round(time.Millisecond))
+	})
+	return time.Now()
+}
+
+// inboundSettled waits until the worker has applied every stored provider
+// webhook, so that what a duplicate webhook would change has been changed.
+func (e *env) inboundSettled() {
+	e.t.Helper()
+	apptest.Await(e.t, 10*time.Second, "every inbound event processed", func() (bool, string) {
+		var pending int64
+		e.DB.Raw(`SELECT count(*) FROM inbound_events WHERE processed_at IS NULL`).Scan(&pending)
+		return pending == 0, fmt.Sprintf("%d pending", pending)
+	})
 }
 
 // heard counts the packets to that carry tag, and checks each is

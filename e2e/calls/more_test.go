@@ -31,7 +31,7 @@ func TestTransferToATeam(t *testing.T) {
 	sc, tr := e.call()
 	first := e.agent("first")
 	e.connect(e.admin, first, tr.ID, "FIRST")
-	time.Sleep(500 * time.Millisecond)
+	e.hears(sc.Peer, time.Time{}, "FIRST", 10) // bridged
 	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": "not-a-uuid"}, e.admin).Expect(t, 400)
 	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": team.ID,
 		"agent_id": e.Admin.User.ID}, e.admin).Expect(t, 400) // not a member
@@ -52,13 +52,13 @@ func TestTransferToATeam(t *testing.T) {
 	if old.Status != models.TransferCompleted {
 		t.Fatalf("old transfer %+v", old)
 	}
-	time.Sleep(300 * time.Millisecond)
-	moved := time.Now()
-	time.Sleep(time.Second)
+	e.drained(sc.Peer, "FIRST")
+	moved := e.drained(first, sc.Tag)
+	e.hears(sc.Peer, moved, "", 30) // ringback
 	if n := countSince(first, moved, sc.Tag); n != 0 {
 		t.Fatalf("the first agent still hears the caller (%d packets)", n)
 	}
-	if ring, fromFirst := countSince(sc.Peer, moved, ""), countSince(sc.Peer, moved, "FIRST"); ring < 30 || fromFirst != 0 {
+	if ring, fromFirst := countSince(sc.Peer, moved, ""), countSince(sc.Peer, moved, "FIRST"); fromFirst != 0 {
 		t.Fatalf("caller during the transfer: %d packets, %d from the first agent", ring, fromFirst)
 	}
 	// Only the assigned agent may take it.
@@ -67,10 +67,8 @@ func TestTransferToATeam(t *testing.T) {
 	second := e.agent("second")
 	e.connect(member.Auth(), second, next.ID, "SECOND")
 	joined := time.Now()
-	time.Sleep(2 * time.Second)
-	if a, b := countSince(second, joined, sc.Tag), countSince(sc.Peer, joined, "SECOND"); a < 70 || b < 70 {
-		t.Fatalf("after the transfer: agent heard %d, caller heard %d of 100", a, b)
-	}
+	e.hears(second, joined, sc.Tag, 70)
+	e.hears(sc.Peer, joined, "SECOND", 70)
 	if l := e.callLog(tr.CallLogID); l.Status != models.CallConnected || l.AgentID != member.User.ID {
 		t.Fatalf("call log after the transfer %+v", l)
 	}
@@ -115,7 +113,7 @@ func TestOutgoingCalls(t *testing.T) {
 	if err := agent.SetAnswer(placed.SDPAnswer); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), apptest.WaitLimit(10*time.Second))
 	defer cancel()
 	if err := agent.Connected(ctx); err != nil {
 		t.Fatal(err)
@@ -129,12 +127,9 @@ func TestOutgoingCalls(t *testing.T) {
 	if callee == nil {
 		t.Fatal("the simulator has no peer for the call")
 	}
-	time.Sleep(300 * time.Millisecond)
 	since := time.Now()
-	time.Sleep(2 * time.Second)
-	if a, b := countSince(agent, since, ""), countSince(callee, since, "AGENT"); a < 70 || b < 70 {
-		t.Fatalf("outgoing audio: agent got %d packets, callee heard %d agent packets of 100", a, b)
-	}
+	e.hears(agent, since, "", 70)
+	e.hears(callee, since, "AGENT", 70)
 	var out struct {
 		Status string `json:"status"`
 	}

@@ -1,6 +1,7 @@
 package campaigns_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"wharf/internal/apptest"
 	"wharf/internal/testenv"
+	"wharf/jobs"
 	"wharf/platformsim"
 )
 
@@ -33,6 +35,23 @@ func (f *fixture) paused(id string) pausedOut {
 	var p pausedOut
 	f.Do("GET", "/api/campaigns/"+id, nil, f.Admin.Auth()).Expect(f.t, 200).Into(f.t, &p)
 	return p
+}
+
+// settled waits until the lanes of a paused campaign have stopped: no lane
+// task is running (a lane that met the provider's refusal after the pause
+// still marks the account when it stops) and no recipient is sending (the
+// sends on their way when it paused have answered and been recorded). It
+// returns the recipients by status.
+func (f *fixture) settled(id string) map[string]int64 {
+	f.t.Helper()
+	insp := f.Inspector()
+	var by map[string]int64
+	apptest.Await(f.t, 10*time.Second, "the lanes stopped, no recipient sending", func() (bool, string) {
+		by = f.recipientsBy(id)
+		active, err := insp.ListActiveTasks(jobs.QueueCampaigns)
+		return err == nil && len(active) == 0 && by["sending"] == 0, fmt.Sprintf("%d lanes running (%v), recipients by status %v", len(active), err, by)
+	})
+	return by
 }
 
 // expectEachOnce fails unless each of the first n recipients got exactly one
@@ -63,13 +82,17 @@ func TestInvalidTokenPausesTheCampaignAndResumeContinues(t *testing.T) {
 	if !strings.Contains(p.PauseReason, "190") {
 		t.Fatalf("pause reason %q does not name the provider's error", p.PauseReason)
 	}
-	a := f.account()
-	if a.Status != "disconnected" || !strings.Contains(a.LastError, "190") {
-		t.Fatalf("account %+v", a)
-	}
-	by := f.recipientsBy(c.ID)
-	if by["failed"]+by["unknown"]+by["sending"] != 0 || by["pending"] == 0 {
+	by := f.settled(c.ID)
+	if by["failed"]+by["unknown"] != 0 || by["pending"] == 0 {
 		t.Fatalf("recipients by status %v: an account problem must fail nobody", by)
+	}
+	var a accountOut
+	apptest.Await(t, 10*time.Second, "the account disconnected", func() (bool, string) {
+		a = f.account()
+		return a.Status == "disconnected", fmt.Sprintf("%+v", a)
+	})
+	if !strings.Contains(a.LastError, "190") {
+		t.Fatalf("account %+v", a)
 	}
 	// Resuming with the broken account is refused with the reason.
 	f.Do("POST", "/api/campaigns/"+c.ID+"/resume", nil, f.Admin.Auth()).Expect(t, 400)
@@ -121,13 +144,24 @@ func TestAccountAndTemplateProblemsPauseWithoutFailingRecipients(t *testing.T) {
 			if !strings.Contains(p.PauseReason, strconv.Itoa(tc.code)) {
 				t.Fatalf("pause reason %q does not name code %d", p.PauseReason, tc.code)
 			}
-			a := f.account()
+			// The lane that met the error pauses the campaign, then marks
+			// the account; the other lane's sends on their way meanwhile
+			// are refused too and go back to pending. Both follow the pause.
+			by := f.settled(c.ID)
+			if by["failed"]+by["unknown"] != 0 {
+				t.Fatalf("recipients by status %v", by)
+			}
+			var a accountOut
+			if tc.account {
+				apptest.Await(t, 10*time.Second, "the account disconnected", func() (bool, string) {
+					a = f.account()
+					return a.Status == "disconnected", fmt.Sprintf("%+v", a)
+				})
+			} else {
+				a = f.account()
+			}
 			if tc.account != (a.Status == "disconnected") || (tc.account && !strings.Contains(a.LastError, strconv.Itoa(tc.code))) {
 				t.Fatalf("account %+v after code %d", a, tc.code)
-			}
-			by := f.recipientsBy(c.ID)
-			if by["failed"]+by["unknown"]+by["sending"] != 0 {
-				t.Fatalf("recipients by status %v", by)
 			}
 			// The problem is fixed at the provider; the admin checks the
 			// account and resumes.

@@ -21,6 +21,17 @@ type campaignOut struct {
 	CompletedAt     *string `json:"completed_at"`
 }
 
+// String describes the campaign without pointers, so that a description
+// changes only with the campaign (apptest.AwaitProgress).
+func (c campaignOut) String() string {
+	done := "not completed"
+	if c.CompletedAt != nil {
+		done = "completed at " + *c.CompletedAt
+	}
+	return fmt.Sprintf("{%s %s: %d recipients, sent %d, delivered %d, read %d, failed %d, unknown %d, %s}", c.ID, c.Status,
+		c.TotalRecipients, c.SentCount, c.DeliveredCount, c.ReadCount, c.FailedCount, c.UnknownCount, done)
+}
+
 type fixture struct {
 	*apptest.Fixture
 	t          *testing.T
@@ -80,14 +91,39 @@ func (f *fixture) get(id string) campaignOut {
 	return c
 }
 
+// waitStatus waits for the campaign to reach status while its recipients
+// and counters progress, failing after timeout (with apptest's slack)
+// without progress.
 func (f *fixture) waitStatus(id, status string, timeout time.Duration) campaignOut {
 	f.t.Helper()
 	var c campaignOut
-	apptest.Eventually(f.t, timeout, "campaign "+status, func() bool {
+	apptest.AwaitProgress(f.t, timeout, "campaign "+status, func() (bool, string) {
 		c = f.get(id)
-		return c.Status == status
+		return c.Status == status, fmt.Sprintf("%+v, recipients by status %v", c, f.recipientsBy(id))
 	})
 	return c
+}
+
+// stopped waits until the provider has had no send request for a second
+// after a pause or a cancel, fails when the last one came more than
+// apptest.WaitSlack seconds after it (the sends stop within a second on an
+// idle machine), and returns the number of requests.
+func (f *fixture) stopped(t *testing.T, after string) int {
+	t.Helper()
+	since := time.Now()
+	last, lastAt := f.requests(), since
+	apptest.Await(t, 5*time.Second, "the sends to stop after the "+after, func() (bool, string) {
+		if n := f.requests(); n != last {
+			last, lastAt = n, time.Now()
+		}
+		return time.Since(lastAt) >= time.Second, fmt.Sprintf("%d requests, the last %s ago", last, time.Since(lastAt).Round(time.Millisecond))
+	})
+	took := lastAt.Sub(since)
+	t.Logf("the last send came %s after the %s", took.Round(time.Millisecond), after)
+	if took > apptest.WaitSlack*time.Second {
+		t.Fatalf("sends went on for %s after the %s", took.Round(time.Millisecond), after)
+	}
+	return last
 }
 
 // sends counts the provider's accepted template messages per recipient.

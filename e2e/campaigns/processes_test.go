@@ -1,6 +1,8 @@
 package campaigns_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +15,9 @@ import (
 // A scheduled campaign starts within a second or two of its time, exactly
 // once, with two scheduler replicas running.
 //
-// Not parallel: it measures when the campaign starts.
+// Not parallel: it measures when the campaign starts (allowed
+// apptest.WaitSlack times the two seconds: a busy machine is slower at
+// everything; never before its time).
 func TestScheduledCampaignStartsOnceWithTwoSchedulers(t *testing.T) {
 	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"SCHEDULER_LEADER_TTL": "1s"}, noCap)
 	f.StartWorker()
@@ -36,7 +40,9 @@ func TestScheduledCampaignStartsOnceWithTwoSchedulers(t *testing.T) {
 	if row.RunGeneration != 1 {
 		t.Fatalf("started %d times", row.RunGeneration)
 	}
-	if d := row.StartedAt.Sub(at); d < 0 || d > 2*time.Second {
+	d := row.StartedAt.Sub(at)
+	t.Logf("started %s after scheduled_at", d)
+	if d < 0 || d > apptest.WaitSlack*2*time.Second {
 		t.Fatalf("started %s after scheduled_at, want within 2 s", d)
 	}
 	for to, n := range f.sends() {
@@ -52,7 +58,11 @@ func TestScheduledCampaignStartsOnceWithTwoSchedulers(t *testing.T) {
 // Two worker processes on a TIER_1K account together send at 10 msg/s, not
 // 20: the pace is kept in Redis.
 //
-// Not parallel: it measures a rate.
+// Not parallel: it measures a rate. The claim is the limit: 100 messages
+// take at least 8 s (10 a second, after at most the two seconds' worth
+// the pace lets accrue while the lanes fall behind; 20 a second would take
+// 4 to 5). Slower is no failure: a busy machine cannot keep up with the
+// tier, and the test then waits longer.
 func TestTwoWorkerProcessesShareTheTierRate(t *testing.T) {
 	f := newFixture(t, "TIER_1K", nil, noCap)
 	f.StartWorkerProcess(nil)
@@ -60,19 +70,23 @@ func TestTwoWorkerProcessesShareTheTierRate(t *testing.T) {
 	c := f.campaign(400, nil)
 	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
 	apptest.Eventually(t, 30*time.Second, "sending", func() bool { return f.requests() >= 5 })
-	time.Sleep(2 * time.Second) // warm up
+	time.Sleep(2 * time.Second) // warm up: the bucket's burst is spent
 	from := time.Now()
-	time.Sleep(10 * time.Second)
-	to := time.Now()
-	inWindow := 0
-	for _, m := range f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()}) {
-		if !m.SentAt.Before(from) && m.SentAt.Before(to) {
-			inWindow++
+	var sentAt []time.Time // of the messages sent since from
+	apptest.Await(t, 15*time.Second, "100 messages sent", func() (bool, string) {
+		sentAt = sentAt[:0]
+		for _, m := range f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()}) {
+			if !m.SentAt.Before(from) {
+				sentAt = append(sentAt, m.SentAt)
+			}
 		}
-	}
+		return len(sentAt) >= 101, fmt.Sprintf("%d in %s", len(sentAt), time.Since(from).Round(time.Millisecond))
+	})
 	f.Do("POST", "/api/campaigns/"+c.ID+"/cancel", nil, f.Admin.Auth()).Expect(t, 200)
-	if inWindow < 90 || inWindow > 110 {
-		t.Fatalf("%d messages in 10 s, want 100 +-10%%", inWindow)
+	slices.SortFunc(sentAt, time.Time.Compare)
+	took := sentAt[100].Sub(sentAt[0]) // 100 intervals between the 101 first
+	if took < 8*time.Second {
+		t.Fatalf("100 messages in %s, want at least 8 s at 10 msg/s", took.Round(time.Millisecond))
 	}
 	// Both processes took part.
 	servers, err := f.Inspector().Servers()
@@ -88,7 +102,7 @@ func TestTwoWorkerProcessesShareTheTierRate(t *testing.T) {
 	if len(pids) < 2 {
 		t.Fatalf("campaign servers of %d processes", len(pids))
 	}
-	t.Logf("%d messages in 10 s from %d worker processes", inWindow, len(pids))
+	t.Logf("100 messages in %s from %d worker processes", took.Round(time.Millisecond), len(pids))
 }
 
 // Killing a worker process mid-campaign (SIGKILL, no cleanup) and starting
@@ -124,16 +138,10 @@ func TestKilledWorkerMidCampaignSendsEachRecipientOnce(t *testing.T) {
 		by := f.recipientsBy(c.ID)
 		t.Fatalf("never sent to %v (recipients by status %v)", none, by)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	apptest.AwaitProgress(t, 30*time.Second, "counters", func() (bool, string) {
 		got := f.get(c.ID)
-		if got.SentCount == 300 && got.ReadCount == 300 && got.UnknownCount == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("counters %+v, recipients %v", got, f.recipientsBy(c.ID))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return got.SentCount == 300 && got.ReadCount == 300 && got.UnknownCount == 0,
+			fmt.Sprintf("counters %+v, recipients %v", got, f.recipientsBy(c.ID))
+	})
 	t.Logf("killed after %d sends; %d requests in all", killedAt, f.requests())
 }

@@ -107,12 +107,16 @@ func TestMessagingTierOverride(t *testing.T) {
 }
 
 // A campaign that keeps every lane busy does not delay inbound processing:
-// lanes run in a pool of their own.
+// lanes run in a pool of their own. The incoming message is stored while
+// the campaign still has recipients to send (its lanes hold every campaign
+// slot for about 8 s, a send taking a second), which a shared pool would
+// not allow; how soon is logged, not asserted (a busy machine is slower
+// at everything).
 //
-// Not parallel: it measures a latency.
+// Not parallel: it keeps 16 lanes busy.
 func TestBusyCampaignDoesNotDelayInboundProcessing(t *testing.T) {
 	f := newFixture(t, "TIER_UNLIMITED", map[string]string{"CAMPAIGN_LANES": "16", "CAMPAIGN_CONCURRENCY": "16", "WORKER_CONCURRENCY": "4"},
-		func(c *platformsim.Config) { noCap(c); c.Latency = 200 * time.Millisecond })
+		func(c *platformsim.Config) { noCap(c); c.Latency = time.Second })
 	f.StartWorker()
 	c := f.campaign(2000, nil)
 	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
@@ -124,8 +128,10 @@ func TestBusyCampaignDoesNotDelayInboundProcessing(t *testing.T) {
 		f.DB.Model(&models.Message{}).Where("content->>'text' = 'urgent'").Count(&n)
 		return n == 1
 	})
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("inbound took %s behind a busy campaign", d)
+	by := f.recipientsBy(c.ID)
+	t.Logf("inbound stored %s after the webhook, the campaign's recipients by status %v", time.Since(start).Round(time.Millisecond), by)
+	if by["pending"] == 0 {
+		t.Fatalf("the incoming message was stored only once the campaign had sent everyone: %v", by)
 	}
 	f.Do("POST", "/api/campaigns/"+c.ID+"/cancel", nil, f.Admin.Auth()).Expect(t, 200)
 }

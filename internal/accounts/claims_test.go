@@ -134,6 +134,39 @@ func TestClaims(t *testing.T) {
 		}
 	})
 
+	// The account:refresh job may run late (a busy worker) or slowly (the
+	// provider's answers); a send the provider refused for the account
+	// meanwhile disconnected it, and the refresh must not make it active
+	// again, nor clear the reason. A new token (the fix of a token problem)
+	// makes it pending, and its refresh active.
+	t.Run("ARefreshDoesNotUndoALaterDisconnect", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		acc := bundle.f.AccountAt(bundle.provider, bundle.a.ID)
+		const reason = "the provider refused the account: (#131042) Business eligibility payment issue"
+		if err := svc.Disconnect(ctx, bundle.a.ID, acc.ID, reason); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Refresh(ctx, bundle.a.ID, acc.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := reload(t, bundle, acc); got.Status != models.AccountDisconnected || got.LastError != reason || got.VerifiedName != "Acme" {
+			t.Fatalf("after a refresh %+v: want still disconnected with the reason, the details read", got)
+		}
+		if _, err := svc.Update(ctx, bundle.a.ID, acc.ID, accounts.Input{AccessToken: ptr(testfactory.Token)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := reload(t, bundle, acc); got.Status != models.AccountPending {
+			t.Fatalf("after a new token %+v: want pending", got)
+		}
+		if err := svc.Refresh(ctx, bundle.a.ID, acc.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := reload(t, bundle, acc); got.Status != models.AccountActive || got.LastError != "" {
+			t.Fatalf("refreshed with the new token %+v: want active, no error", got)
+		}
+	})
+
 	t.Run("AnInvalidTokenDisconnectsAnActiveAccount", func(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)

@@ -232,6 +232,9 @@ func (s *Service) update(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID, 
 			return false, err
 		}
 		updates["access_token_enc"] = enc
+		// A new token may cure a disconnection: the account is pending
+		// again until the refresh this enqueues reads the number with it.
+		updates["status"] = gorm.Expr("CASE WHEN status = ? THEN ? ELSE status END", models.AccountDisconnected, models.AccountPending)
 		tokenChanged = true
 	}
 	if in.WebhookVerifyToken != nil && strings.TrimSpace(*in.WebhookVerifyToken) != "" {

@@ -71,9 +71,19 @@ func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*TestResult, e
 }
 
 // Refresh is the account:refresh job: read the details, and verify and
-// activate a pending account whose token works. A claim on a number another
-// organization owns is not verified: it becomes disconnected with a
-// last_error saying so, as the owner's verification would have left it.
+// activate a pending account whose token works (a new account, or one whose
+// token changed: Update makes a disconnected account pending again). A
+// claim on a number another organization owns is not verified: it becomes
+// disconnected with a last_error saying so, as the owner's verification
+// would have left it.
+//
+// A refresh never undoes a decision made after it was requested: the job
+// may run late (a busy worker) or take long (the provider's answers), and
+// meanwhile a send the provider refused for the account (payment,
+// restriction, 131042...) may have disconnected it. So the status and
+// last_error change only from what they are when the row is written: a
+// pending account becomes active, and only a pending or active one has its
+// last_error cleared; a disconnected one stays so, with its reason.
 func (s *Service) Refresh(ctx context.Context, orgID, id uuid.UUID) error {
 	defer s.recent.Clear() // after the change, for RecentSender
 	a, err := s.Get(ctx, orgID, id)
@@ -91,7 +101,10 @@ func (s *Service) Refresh(ctx context.Context, orgID, id uuid.UUID) error {
 		}
 		return err
 	}
-	err = s.withNumber(ctx, orgID, a.PhoneNumberID, func(tx *gorm.DB) error { return s.verify(tx, &a.PlatformAccount, details(a, pn)) })
+	updates := details(a, pn)
+	updates["status"] = gorm.Expr("CASE WHEN status = ? THEN ? ELSE status END", models.AccountPending, models.AccountActive)
+	updates["last_error"] = gorm.Expr("CASE WHEN status IN ? THEN '' ELSE last_error END", []string{models.AccountPending, models.AccountActive})
+	err = s.withNumber(ctx, orgID, a.PhoneNumberID, func(tx *gorm.DB) error { return s.verify(tx, &a.PlatformAccount, updates) })
 	switch {
 	case apperr.Is(err, apperr.Conflict):
 		return s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Where("id = ? AND verified_at IS NULL", a.ID).

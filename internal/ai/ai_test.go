@@ -185,7 +185,9 @@ func TestAModelThatHangsPastTheTimeoutIsAnError(t *testing.T) {
 			if !errors.Is(err, ai.ErrTimeout) {
 				t.Fatalf("err = %v, want ErrTimeout", err)
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			// Well before the model's minute (not "about 300 ms": a busy
+			// machine is slow at everything).
+			if d := time.Since(start); d > 30*time.Second {
 				t.Fatalf("gave up after %s, want about 300ms", d)
 			}
 		})

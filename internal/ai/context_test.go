@@ -83,7 +83,9 @@ func TestFetchContextTimesOut(t *testing.T) {
 	if _, err := s.FetchContext(context.Background(), cs.URL); !errors.Is(err, ai.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	// Well before the server's minute (not "about 300 ms": a busy machine
+	// is slow at everything).
+	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("gave up after %s", d)
 	}
 	// The caller's deadline counts too.

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -299,17 +298,4 @@ func (e *Env) Inspector() *asynq.Inspector {
 	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: opts.Addr, DB: opts.DB, Password: opts.Password})
 	e.T.Cleanup(func() { _ = insp.Close() })
 	return insp
-}
-
-// Eventually polls cond until it holds or the timeout passes.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", timeout, what)
 }

@@ -46,7 +46,7 @@ func blockedCommit(t *testing.T) (g *groupCommit, f *testfactory.Factory, releas
 // writer (blocked on the table) or pending.
 func waitQueued(t *testing.T, g *groupCommit, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // that they queue, not how soon: a busy machine is slow
 	for {
 		g.mu.Lock()
 		got := g.queued

@@ -67,9 +67,9 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 		return 0, addr, apperr.TooLargef("the webhook body is larger than %d MB", maxBody>>20)
 	}
 	global := platform.VerifySignature(s.globalSecret, body, signature)
-	var p platform.WebhookPayload
-	if err := json.Unmarshal(body, &p); err != nil {
-		return 0, addr, apperr.Invalidf("the webhook body is not valid JSON")
+	p, err := decodeWebhook(body)
+	if err != nil {
+		return 0, addr, err
 	}
 	type change struct {
 		entry     platform.WebhookEntry
@@ -85,11 +85,11 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 		for _, c := range e.Changes {
 			ch := change{entry: e, change: c}
 			if c.Field == platform.FieldMessages {
-				var v platform.MessagesValue
-				if err := json.Unmarshal(c.Value, &v); err != nil {
-					return 0, addr, apperr.Invalidf("a messages change is not valid JSON")
+				v, err := decodeMessages(c.Value)
+				if err != nil {
+					return 0, addr, err
 				}
-				ch.msgs = &v
+				ch.msgs = v
 				phoneIDs = append(phoneIDs, v.Metadata.PhoneNumberID)
 			} else if typ := eventTypeOf(c.Field); s.consumers.events[typ] != nil {
 				// Changes naming a number (metadata.phone_number_id, as
@@ -199,6 +199,29 @@ func (s *Service) intake(ctx context.Context, source, signature string, r io.Rea
 		return 0, blame(source, routes, phoneIDs), apperr.Unauthorizedf("invalid webhook signature")
 	}
 	return len(events), "", s.store(ctx, events)
+}
+
+// decodeWebhook reads a webhook body, made storable first (storable.go):
+// what it decodes, and every payload cut from it, PostgreSQL accepts.
+func decodeWebhook(body []byte) (platform.WebhookPayload, error) {
+	var p platform.WebhookPayload
+	clean, err := storable(body)
+	if err == nil {
+		err = json.Unmarshal(clean, &p)
+	}
+	if err != nil {
+		return platform.WebhookPayload{}, apperr.Invalidf("the webhook body is not valid JSON")
+	}
+	return p, nil
+}
+
+// decodeMessages reads the value of a messages change.
+func decodeMessages(value json.RawMessage) (*platform.MessagesValue, error) {
+	var v platform.MessagesValue
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, apperr.Invalidf("a messages change is not valid JSON")
+	}
+	return &v, nil
 }
 
 // validSignatureHeader accepts sha256= and 64 hex digits, the only form the

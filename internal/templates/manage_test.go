@@ -73,6 +73,7 @@ func TestManage(t *testing.T) {
 			{func(in *templates.Input) { in.Components = []map[string]any{{"type": "FOOTER", "text": "bye"}} }, "a BODY component is required"},
 			{func(in *templates.Input) { in.Components = append(body("a"), body("b")...) }, "component BODY appears twice"},
 			{func(in *templates.Input) { in.Components = body("Hi {{1}} and {{3}}") }, "BODY placeholders must be numbered {{1}} to {{2}} in order"},
+			{func(in *templates.Input) { in.Components = body("Hi {{01}} and {{2}}") }, "BODY placeholders must be numbered {{1}} to {{2}} in order"},
 			{func(in *templates.Input) { in.Components = body("Hi {{name}}") }, "positional templates take {{1}}, {{2}}"},
 			{func(in *templates.Input) { in.ParameterFormat = "named" }, "named templates take {{name}} placeholders"},
 			{func(in *templates.Input) { in.SampleValues = in.SampleValues[:1] }, "sample values are required for: BODY {{2}}"},

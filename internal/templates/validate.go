@@ -229,7 +229,7 @@ func placeholdersOf(component, text string, named bool) ([]need, error) {
 			out = append(out, need{component: component, name: p})
 		case err != nil:
 			return nil, apperr.Invalidf("%s uses {{%s}}: positional templates take {{1}}, {{2}}...; set parameter_format to named for names", component, p)
-		case n != i+1:
+		case n != i+1 || p != strconv.Itoa(n): // {{01}} is no {{1}} to the provider
 			return nil, apperr.Invalidf("%s placeholders must be numbered {{1}} to {{%d}} in order", component, len(ps))
 		default:
 			out = append(out, need{component: component, index: n})

@@ -86,7 +86,7 @@ func TestConditionErrorsAndBudgets(t *testing.T) {
 	if _, err := s.run(context.Background(), p, doc); !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "too many steps") {
 		t.Errorf("step budget: %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 30*time.Second { // the error says which budget; this, that it ends (a busy machine is slow)
 		t.Errorf("the step budget took %v", d)
 	}
 	// The time budget stops what the step budget lets through (here a
@@ -98,7 +98,7 @@ func TestConditionErrorsAndBudgets(t *testing.T) {
 	if _, err := slow.run(context.Background(), p, doc); !errors.Is(err, errBudget) || !strings.Contains(err.Error(), "time budget") {
 		t.Errorf("time budget: %v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the time budget took %v", d)
 	}
 }
