@@ -3,6 +3,7 @@ package inbound
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -77,7 +78,8 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 				return err
 			}
 			s.log.Error("inbound event failed", "event_id", ev.ID, "attempt", ev.Attempts+1, "error", err)
-			giveUp := ev.Attempts+1 >= maxAttempts
+			// An event no retry can mend is set aside at once.
+			giveUp := ev.Attempts+1 >= maxAttempts || errors.Is(err, errNotASender)
 			if err := tx.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
 				processed_at = CASE WHEN ? THEN now() ELSE NULL END WHERE id = ?`, apperr.Clip(err.Error(), 1000), giveUp, ev.ID).Error; err != nil {
 				return err
@@ -129,11 +131,18 @@ func (s *Service) applyEvent(ctx context.Context, tx *gorm.DB, a *accounts.Accou
 	return []func(context.Context){fn}, nil
 }
 
+// errNotASender marks messages whose sender (the provider's wa_id) is not a
+// phone number: no contact is made of "" or "abc", and no retry mends them.
+var errNotASender = errors.New("the sender is not a phone number; messages set aside")
+
 // applyMessages finds or creates the sender and hands each of its messages
 // to the message consumers, in order.
 func (s *Service) applyMessages(ctx context.Context, tx *gorm.DB, a *accounts.Account, key string, v *platform.MessagesValue) ([]func(context.Context), error) {
 	if len(v.Messages) == 0 {
 		return nil, nil
+	}
+	if !phone.IsWaID(key) {
+		return nil, errNotASender
 	}
 	profile := ""
 	for _, c := range v.Contacts {

@@ -122,6 +122,21 @@ func TestProcess(t *testing.T) {
 		}
 	})
 
+	t.Run("ASenderThatIsNotANumberMakesNoContact", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		deliver(t, svc, bundle, []message{{"wamid.abc", "abc", "x"}}, nil)
+		if err := svc.Process(ctx, bundle.org.ID, bundle.account.ID, "abc"); err != nil {
+			t.Fatalf("process: %v; want the event set aside, not retried", err)
+		}
+		if len(bundle.first.consumed()) != 0 || bundle.f.Count("contacts", "") != 0 {
+			t.Errorf("consumed %v, %d contacts: want no message consumed and no contact made", bundle.first.consumed(), bundle.f.Count("contacts", ""))
+		}
+		if bundle.f.Count("inbound_events", "attempts = 1 AND processed_at IS NOT NULL AND last_error LIKE '%not a phone number%'") != 1 {
+			t.Error("want the event set aside at its first attempt, with its reason")
+		}
+	})
+
 	t.Run("StatusesGoDownTheChainOfConsumers", func(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)

@@ -41,6 +41,21 @@ func Normalize(raw string) (string, error) {
 // "wa_id").
 func Digits(e164 string) string { return strings.TrimPrefix(e164, "+") }
 
+// IsWaID reports whether a provider wa_id can be a phone number: 1 to 15
+// digits (E.164's most), with or without "+".
+func IsWaID(waID string) bool {
+	d := strings.TrimPrefix(waID, "+")
+	if d == "" || len(d) > 15 {
+		return false
+	}
+	for _, r := range d {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // FromWaID turns a provider wa_id into E.164.
 func FromWaID(waID string) string { return "+" + strings.TrimPrefix(waID, "+") }
 

@@ -51,3 +51,14 @@ func TestNumberLike(t *testing.T) {
 		}
 	}
 }
+
+func TestIsWaID(t *testing.T) {
+	for waID, want := range map[string]bool{
+		"15550001111": true, "+15550001111": true, "1": true, "123456789012345": true,
+		"": false, "+": false, "abc": false, "1555 0001": false, "1234567890123456": false, "١٢٣": false,
+	} {
+		if got := phone.IsWaID(waID); got != want {
+			t.Errorf("IsWaID(%q) = %v, want %v", waID, got, want)
+		}
+	}
+}
