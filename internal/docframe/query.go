@@ -375,6 +375,9 @@ func (c column) compare(op string, value any) (cond, error) {
 		if !ok {
 			return cond{}, Validationf("%s %s needs a text value", c.name, op)
 		}
+		if trailingEscape(s) {
+			return cond{}, Validationf("%s %s: the pattern ends with an escape (\\); escape it as \\\\", c.name, op)
+		}
 		if !strings.Contains(s, "%") {
 			s = "%" + s + "%"
 		}
@@ -795,4 +798,11 @@ func (s *Service) source(ctx context.Context, a Actor, orgID uuid.UUID, doctype 
 		return nil, err
 	}
 	return documentSource(orgID, m, a), nil
+}
+
+// trailingEscape reports whether a LIKE pattern ends with an unpaired
+// backslash, which PostgreSQL refuses (an error, not a match) when it runs.
+func trailingEscape(pattern string) bool {
+	n := len(pattern) - len(strings.TrimRight(pattern, `\`))
+	return n%2 == 1
 }
