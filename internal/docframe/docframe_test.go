@@ -627,6 +627,7 @@ func TestListFiltersOrderPagingAndIndexes(t *testing.T) {
 		{Filters: `not json`}:                     "filters must be JSON",
 		{Filters: `[["amount", "=", "x"]]`}:       `"x" is not a number`,
 		{Filters: `[["amount", "between", [1]]]`}: "between needs two values",
+		{Filters: `[["title", "like", "%a\\"]]`}:  "the pattern ends with an escape",
 		{Filters: `[["Other", "a", "=", 1]]`}:     "child table filters are not supported",
 		{Filters: `[["items", "=", 1]]`}:          "cannot be used in filters",
 		{Fields: `["title; drop table x"]`}:       "unknown field",

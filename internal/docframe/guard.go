@@ -84,6 +84,31 @@ func (g *Guard) needs(right string) string {
 
 func (g *Guard) secret(field string) bool { return g != nil && slices.Contains(g.Secrets, field) }
 
+// maskKind is how answers mask a guarded field.
+type maskKind int
+
+const (
+	maskNumber maskKind = iota + 1 // a phone number (phone.Mask)
+	maskName                       // a name, masked when it looks like a number (phone.MaskName)
+)
+
+// masked answers the fields a's answers mask, by kind: none unless a's
+// organization masks numbers. Lists compare these fields only in ways
+// that reveal no masked digit (masking.go).
+func (g *Guard) masked(a Actor) map[string]maskKind {
+	if g == nil || !a.MaskPhones || len(g.Phones)+len(g.Names) == 0 {
+		return nil
+	}
+	out := make(map[string]maskKind, len(g.Phones)+len(g.Names))
+	for _, f := range g.Names {
+		out[f] = maskName
+	}
+	for _, f := range g.Phones {
+		out[f] = maskNumber
+	}
+	return out
+}
+
 // hasFlag is the name under which a secret's presence is answered.
 func hasFlag(field string) string { return "has_" + field }
 

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"wharf/internal/paging"
 )
 
 // List limits: Frappe's default page, and the most rows one request reads
@@ -95,8 +93,11 @@ type source struct {
 	doctype   string
 	columns   map[string]column
 	all       []string // what fields ["*"] selects, in order
-	search    []string // title and search fields
+	search    []column // title and search fields
 	m         *meta
+	// masked are the fields the caller's answers mask (Guard.masked): they
+	// are compared only in ways that reveal no masked digit (masking.go).
+	masked map[string]maskKind
 }
 
 // standardColumns are every document's own properties.
@@ -113,9 +114,11 @@ func standardColumns() map[string]column {
 
 var standardOrder = []string{"name", "owner", "creation", "modified", "modified_by", "docstatus"}
 
-func documentSource(orgID uuid.UUID, m *meta) *source {
+// documentSource lists m's documents for a: a's organization's masking
+// decides which fields the list may compare, and how.
+func documentSource(orgID uuid.UUID, m *meta, a Actor) *source {
 	s := &source{table: "docframe_documents", scope: "organization_id = ? AND doctype = ?", scopeArgs: []any{orgID, m.Name},
-		doctype: m.Name, columns: standardColumns(), all: append([]string{}, standardOrder...), m: m}
+		doctype: m.Name, columns: standardColumns(), all: append([]string{}, standardOrder...), m: m, masked: m.guard.masked(a)}
 	for _, f := range m.valueFields() {
 		if m.guard.secret(f.Fieldname) {
 			// Never answered nor compared: rows say whether it is set.
@@ -130,7 +133,7 @@ func documentSource(orgID uuid.UUID, m *meta) *source {
 	}
 	for _, sf := range append([]string{m.TitleField}, splitList(m.SearchFields)...) {
 		if c, ok := s.columns[sf]; ok && sf != "" {
-			s.search = append(s.search, c.text)
+			s.search = append(s.search, c)
 		}
 	}
 	return s
@@ -148,7 +151,7 @@ func doctypeSource(orgID uuid.UUID) *source {
 		s.columns[c] = column{name: c, expr: "(" + c + "::int)", text: "(" + c + "::int)::text", kind: kindInt}
 	}
 	s.all = append(append([]string{}, standardOrder...), "module", "custom", "is_submittable", "istable", "autoname", "title_field", "search_fields")
-	s.search = []string{"module"}
+	s.search = []column{s.columns["module"]}
 	return s
 }
 
@@ -199,15 +202,20 @@ func (q *query) add(cond string, args ...any) {
 }
 
 // build turns filters, or_filters and search_term into the WHERE clause.
+// Every list and count reads through it (the resource API, frappe.client.*
+// and the integration's methods), so the masking rule of masked fields
+// (masking.go) holds once for all of them.
 func (src *source) build(a ListArgs) (*query, error) {
 	q := &query{}
 	q.add(src.scope, src.scopeArgs...)
+	numbers := 0 // whole numbers compared with masked fields
 	and, err := src.parseFilters("filters", a.Filters)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range and {
 		q.add(c.sql, c.args...)
+		numbers += c.numbers
 	}
 	or, err := src.parseFilters("or_filters", a.OrFilters)
 	if err != nil {
@@ -219,26 +227,28 @@ func (src *source) build(a ListArgs) (*query, error) {
 		for _, c := range or {
 			parts = append(parts, c.sql)
 			args = append(args, c.args...)
+			numbers += c.numbers
 		}
 		q.add("("+strings.Join(parts, " OR ")+")", args...)
 	}
 	if t := strings.TrimSpace(a.SearchTerm); t != "" {
-		like := paging.Contains(t)
-		parts := []string{"name ILIKE ?"}
-		args := []any{like}
-		for _, e := range src.search {
-			parts = append(parts, e+" ILIKE ?")
-			args = append(args, like)
-		}
-		q.add("("+strings.Join(parts, " OR ")+")", args...)
+		c := src.searchCondition(t)
+		q.add(c.sql, c.args...)
+		numbers += c.numbers
+	}
+	if numbers > MaxMaskedNumbers {
+		return nil, Validationf("masked fields (mask_phone_numbers) can be compared with at most %d whole numbers in one request, not %d",
+			MaxMaskedNumbers, numbers)
 	}
 	return q, nil
 }
 
-// cond is one filter's SQL.
+// cond is one filter's SQL; numbers counts the whole numbers it compares
+// with masked fields (MaxMaskedNumbers).
 type cond struct {
-	sql  string
-	args []any
+	sql     string
+	args    []any
+	numbers int
 }
 
 // parseFilters reads Frappe's filter forms: a list of [field, op, value]
@@ -316,7 +326,8 @@ func isOperator(op string) bool {
 }
 
 // condition is one filter's SQL: the column's typed expression against
-// values of its type, as parameters.
+// values of its type, as parameters. A masked field admits only the
+// comparisons maskedFilter allows, with its numbers normalised.
 func (src *source) condition(field, op string, value any) (cond, error) {
 	c, err := src.column(field)
 	if err != nil {
@@ -332,38 +343,55 @@ func (src *source) condition(field, op string, value any) (cond, error) {
 	if value == nil && (op == "=" || op == "!=") {
 		op, value = map[string]string{"=": "is", "!=": "is not"}[op], nil
 	}
+	numbers := 0
+	if kind := src.masked[c.name]; kind != 0 {
+		if value, numbers, err = maskedFilter(c, kind, op, value); err != nil {
+			return cond{}, err
+		}
+	}
+	out, err := c.compare(op, value)
+	out.numbers = numbers
+	return out, err
+}
+
+// compare is the SQL of c op value, op being one of operators (lower case,
+// <> as !=, a null equality as is / is not).
+func (c column) compare(op string, value any) (cond, error) {
 	switch op {
 	case "=", ">", ">=", "<", "<=":
 		v, ph, err := c.param(value, false)
 		if err != nil {
 			return cond{}, err
 		}
-		return cond{fmt.Sprintf("%s %s %s", c.expr, op, ph), []any{v}}, nil
+		return cond{sql: fmt.Sprintf("%s %s %s", c.expr, op, ph), args: []any{v}}, nil
 	case "!=":
 		v, ph, err := c.param(value, false)
 		if err != nil {
 			return cond{}, err
 		}
-		return cond{fmt.Sprintf("(%s IS NULL OR %s <> %s)", c.expr, c.expr, ph), []any{v}}, nil
+		return cond{sql: fmt.Sprintf("(%s IS NULL OR %s <> %s)", c.expr, c.expr, ph), args: []any{v}}, nil
 	case "like", "not like":
 		s, ok := scalarText(value)
 		if !ok {
 			return cond{}, Validationf("%s %s needs a text value", c.name, op)
 		}
+		if trailingEscape(s) {
+			return cond{}, Validationf("%s %s: the pattern ends with an escape (\\); escape it as \\\\", c.name, op)
+		}
 		if !strings.Contains(s, "%") {
 			s = "%" + s + "%"
 		}
 		if op == "like" {
-			return cond{c.text + " ILIKE ?", []any{s}}, nil
+			return cond{sql: c.text + " ILIKE ?", args: []any{s}}, nil
 		}
-		return cond{fmt.Sprintf("(%s IS NULL OR %s NOT ILIKE ?)", c.text, c.text), []any{s}}, nil
+		return cond{sql: fmt.Sprintf("(%s IS NULL OR %s NOT ILIKE ?)", c.text, c.text), args: []any{s}}, nil
 	case "in", "not in":
 		items, err := listValues(value)
 		if err != nil {
 			return cond{}, Validationf("%s %s: %s", c.name, op, err.Error())
 		}
 		if len(items) == 0 {
-			return cond{map[string]string{"in": "FALSE", "not in": "TRUE"}[op], nil}, nil
+			return cond{sql: map[string]string{"in": "FALSE", "not in": "TRUE"}[op]}, nil
 		}
 		var phs []string
 		var args []any
@@ -376,9 +404,9 @@ func (src *source) condition(field, op string, value any) (cond, error) {
 		}
 		list := "(" + strings.Join(phs, ", ") + ")"
 		if op == "in" {
-			return cond{c.expr + " IN " + list, args}, nil
+			return cond{sql: c.expr + " IN " + list, args: args}, nil
 		}
-		return cond{fmt.Sprintf("(%s IS NULL OR %s NOT IN %s)", c.expr, c.expr, list), args}, nil
+		return cond{sql: fmt.Sprintf("(%s IS NULL OR %s NOT IN %s)", c.expr, c.expr, list), args: args}, nil
 	case "between":
 		pair, ok := value.([]any)
 		if !ok || len(pair) != 2 {
@@ -392,7 +420,7 @@ func (src *source) condition(field, op string, value any) (cond, error) {
 		if err != nil {
 			return cond{}, err
 		}
-		return cond{fmt.Sprintf("%s BETWEEN %s AND %s", c.expr, ph1, ph2), []any{lo, hi}}, nil
+		return cond{sql: fmt.Sprintf("%s BETWEEN %s AND %s", c.expr, ph1, ph2), args: []any{lo, hi}}, nil
 	default: // is, is not
 		set := false
 		switch x := value.(type) {
@@ -416,9 +444,9 @@ func (src *source) condition(field, op string, value any) (cond, error) {
 			isSet = fmt.Sprintf("(%s IS NOT NULL AND %s <> '')", c.text, c.text)
 		}
 		if set {
-			return cond{isSet, nil}, nil
+			return cond{sql: isSet}, nil
 		}
-		return cond{"NOT " + isSet, nil}, nil
+		return cond{sql: "NOT " + isSet}, nil
 	}
 }
 
@@ -532,6 +560,12 @@ func (src *source) orderBy(raw string) (string, error) {
 		c, err := src.column(words[0])
 		if err != nil {
 			return "", err
+		}
+		if src.masked[c.name] != 0 {
+			// The order of masked values would tell them apart from known
+			// ones digit by digit: refused, not ignored, so that a client
+			// is never handed pages in an order it did not get.
+			return "", maskedf(c.name, "lists cannot be ordered by it")
 		}
 		dir = "ASC"
 		if len(words) == 2 {
@@ -763,5 +797,12 @@ func (s *Service) source(ctx context.Context, a Actor, orgID uuid.UUID, doctype 
 	if err := m.require(a, PermRead); err != nil {
 		return nil, err
 	}
-	return documentSource(orgID, m), nil
+	return documentSource(orgID, m, a), nil
+}
+
+// trailingEscape reports whether a LIKE pattern ends with an unpaired
+// backslash, which PostgreSQL refuses (an error, not a match) when it runs.
+func trailingEscape(pattern string) bool {
+	n := len(pattern) - len(strings.TrimRight(pattern, `\`))
+	return n%2 == 1
 }

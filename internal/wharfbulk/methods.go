@@ -173,11 +173,19 @@ func (s *Service) importRecipients(ctx context.Context, c *docframe.Call) (any, 
 		if err != nil {
 			return nil, err
 		}
-		// The numbers to send to, unmasked: the same page read on the
-		// integration's behalf, joined by name (a document changed between
-		// the two reads is skipped).
-		args.Fields = string(numbers)
-		raw, err := s.frame.List(ctx, system, c.OrganizationID, doctype, args)
+		// The numbers to send to, unmasked: the page's documents read by
+		// name on the integration's behalf (a document gone between the two
+		// reads is skipped). By name, not by the caller's filters again: a
+		// masked caller's filters compare whole numbers normalised
+		// (docframe, masking.go), which the unmasked read would not.
+		names := make([]any, 0, len(page))
+		for _, item := range page {
+			doc, _ := item.(map[string]any)
+			names = append(names, text(doc["name"]))
+		}
+		byName, _ := json.Marshal([][]any{{"name", "in", names}})
+		raw, err := s.frame.List(ctx, system, c.OrganizationID, doctype, docframe.ListArgs{Fields: string(numbers),
+			Filters: string(byName), Limit: docframe.MaxLimit})
 		if err != nil {
 			return nil, err
 		}
