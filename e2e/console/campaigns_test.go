@@ -151,6 +151,11 @@ func TestConsoleCampaigns(t *testing.T) {
 		p.shot("faulted")
 
 		// Resuming with the account still broken shows the API's reason.
+		apptest.Eventually(t, waitFor, "the account disconnected", func() bool {
+			var a struct{ Status string }
+			f.Do("GET", "/api/accounts/"+f.AccountID, nil, admin.Auth()).Expect(t, 200).Into(t, &a)
+			return a.Status == "disconnected"
+		})
 		p.click("button", "Resume campaign")
 		p.seeRole("alert", "")
 		p.see("not active")
