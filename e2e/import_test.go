@@ -367,3 +367,90 @@ func TestImportRefusesWideFiles(t *testing.T) {
 		t.Fatalf("200 columns: %+v", res)
 	}
 }
+
+type importJobOut struct {
+	JobID     string `json:"job_id"`
+	Table     string `json:"table"`
+	Status    string `json:"status"`
+	Mine      bool   `json:"mine"`
+	TotalRows int    `json:"total_rows"`
+	Created   *int   `json:"created"`
+	Errors    *int   `json:"errors"`
+}
+
+type importJobsOut struct {
+	Items []importJobOut `json:"items"`
+	Total int64          `json:"total"`
+	Page  int            `json:"page"`
+	Limit int            `json:"limit"`
+}
+
+// GET /api/import/jobs lists the organization's imports newest first, by
+// the progress endpoint's rules: the caller's own and those of the tables
+// it may import, with counts but no message (so no value of anyone's
+// file); paged; a user who may import nothing is refused, and another
+// organization's imports never show.
+func TestImportJobsList(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	a := f.admin.Auth()
+	f.imported(t, a, "contacts", "phone_number,name\n+15550005001,Ann\nSECRET-VALUE,Bad\n", "", false)
+	f.imported(t, a, "tags", "name\nvip\n", "", false)
+	f.imported(t, a, "contacts", "phone_number\n+15550005002\n", "", false)
+
+	list := func(auth apptest.Auth, query string, status int) importJobsOut {
+		t.Helper()
+		var out importJobsOut
+		r := f.Do("GET", "/api/import/jobs"+query, nil, auth).Expect(t, status)
+		if status == 200 {
+			r.Into(t, &out)
+			if strings.Contains(string(r.Body), "SECRET-VALUE") || strings.Contains(string(r.Body), "messages") {
+				t.Fatalf("the list shows the files' messages: %s", r.Body)
+			}
+		}
+		return out
+	}
+	all := list(a, "", 200)
+	if all.Total != 3 || len(all.Items) != 3 || all.Items[0].TotalRows != 1 || all.Items[1].Table != "tags" || all.Items[2].TotalRows != 2 {
+		t.Fatalf("the admin's list %+v", all)
+	}
+	first := all.Items[2]
+	if !first.Mine || first.Status != "done" || first.Created == nil || *first.Created != 1 || first.Errors == nil || *first.Errors != 1 {
+		t.Fatalf("the first import %+v", first)
+	}
+	if p := list(a, "?limit=2&page=2", 200); p.Total != 3 || len(p.Items) != 1 || p.Items[0].JobID != first.JobID || p.Limit != 2 {
+		t.Fatalf("page 2 of 2 %+v", p)
+	}
+	if c := list(a, "?table=contacts", 200); c.Total != 2 {
+		t.Fatalf("contacts only %+v", c)
+	}
+	list(a, "?table=users", 400)
+	list(a, "?limit=0", 400)
+
+	// A manager may import both tables: it sees every import, none as its own.
+	manager := f.CreateUser(a, "manager-jobs@example.test", "Manager")
+	if m := list(manager.Auth(), "", 200); m.Total != 3 || m.Items[0].Mine {
+		t.Fatalf("the manager's list %+v", m)
+	}
+	// A role that may import tags only sees the tags import, and its own.
+	f.Do("POST", "/api/roles", map[string]any{"name": "Tag importer", "permissions": []string{"tags:import"}}, a).Expect(t, 201)
+	tagger := f.CreateUser(a, "tagger@example.test", "Tag importer")
+	if tg := list(tagger.Auth(), "", 200); tg.Total != 1 || tg.Items[0].Table != "tags" {
+		t.Fatalf("the tag importer's list %+v", tg)
+	}
+	list(tagger.Auth(), "?table=contacts", 403)
+	// An agent imports nothing.
+	agent := f.CreateUser(a, "agent-jobs@example.test", "Agent")
+	list(agent.Auth(), "", 403)
+
+	// Another organization has none of these.
+	var orgB struct{ ID string }
+	f.Do("POST", "/api/organizations", map[string]string{"name": "Org B"}, a).Expect(t, 201).Into(t, &orgB)
+	var inB apptest.Session
+	f.Do("POST", "/api/auth/switch-org", map[string]string{"organization_id": orgB.ID}, a).Expect(t, 200).Into(t, &inB)
+	if b := list(inB.Auth(), "", 200); b.Total != 0 || len(b.Items) != 0 {
+		t.Fatalf("another organization's list %+v", b)
+	}
+	f.Do("GET", "/api/import/jobs/"+first.JobID, nil, inB.Auth()).Expect(t, 404)
+}

@@ -116,6 +116,10 @@ type recipientsQuery struct {
 	Status string `query:"status" description:"Only recipients in this state (pending, sending, sent, delivered, read, failed, unknown)."`
 }
 
+type exportQuery struct {
+	Status string `query:"status" description:"Only recipients in this state (pending, sending, sent, delivered, read, failed, unknown)."`
+}
+
 type recipientError struct {
 	Code   *int   `json:"code"`
 	Title  string `json:"title"`

@@ -151,6 +151,25 @@ func (h *Handlers) importJob(c *gin.Context) {
 	web.OK(c, toImportJobResp(job))
 }
 
+func (h *Handlers) importJobs(c *gin.Context) {
+	pg, ok := web.Paging(c, 20, 100)
+	if !ok {
+		return
+	}
+	p := web.Principal(c)
+	rows, total, err := h.ops.ImportJobs(c.Request.Context(), dataops.ImportViewer{OrgID: p.OrgID, UserID: p.UserID,
+		MayImport: func(table string) bool { return p.Can(table + ":import") }}, strings.TrimSpace(c.Query("table")), pg)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	items := make([]importJobSummaryResp, len(rows))
+	for i, j := range rows {
+		items[i] = toImportJobSummaryResp(j, p.UserID)
+	}
+	web.OK(c, web.NewPage(items, total, pg))
+}
+
 func (h *Handlers) importConfig(c *gin.Context) {
 	table := c.Param("table")
 	if !mayImport(c, table) {

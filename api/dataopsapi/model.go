@@ -4,6 +4,8 @@ import (
 	"mime/multipart"
 	"time"
 
+	"github.com/google/uuid"
+
 	"wharf/api/web"
 	"wharf/internal/dataops"
 )
@@ -95,4 +97,33 @@ type importConfigResp struct {
 	RequiredColumns []string `json:"required_columns"`
 	OptionalColumns []string `json:"optional_columns"`
 	UniqueColumn    string   `json:"unique_column"`
+}
+
+type importJobsQuery struct {
+	web.PageQuery
+	Table string `query:"table" description:"Only imports of this table (contacts or tags)."`
+}
+
+// importJobSummaryResp is one import of the list: its state and counts,
+// without the result's messages (GET /api/import/jobs/{id} has them).
+type importJobSummaryResp struct {
+	JobID         string     `json:"job_id" format:"uuid"`
+	Table         string     `json:"table"`
+	Status        string     `json:"status" enum:"queued,running,done,failed"`
+	Mine          bool       `json:"mine" description:"The caller uploaded it (and sees the file's values in its messages)."`
+	TotalRows     int        `json:"total_rows"`
+	ProcessedRows int        `json:"processed_rows"`
+	Created       *int       `json:"created" description:"Once done; null before."`
+	Updated       *int       `json:"updated" description:"Once done; null before."`
+	Skipped       *int       `json:"skipped" description:"Once done; null before."`
+	Errors        *int       `json:"errors" description:"Rows refused, once done; null before."`
+	Error         string     `json:"error,omitempty" description:"Why the import failed, when it did."`
+	CreatedAt     time.Time  `json:"created_at"`
+	FinishedAt    *time.Time `json:"finished_at"`
+}
+
+func toImportJobSummaryResp(j dataops.ImportJobSummary, user uuid.UUID) importJobSummaryResp {
+	return importJobSummaryResp{JobID: j.ID.String(), Table: j.Table, Status: j.Status, Mine: j.UserID != nil && *j.UserID == user,
+		TotalRows: j.TotalRows, ProcessedRows: j.ProcessedRows, Created: j.Created, Updated: j.Updated, Skipped: j.Skipped, Errors: j.Errors,
+		Error: j.Error, CreatedAt: web.UTC(j.CreatedAt), FinishedAt: web.UTCPtr(j.FinishedAt)}
 }

@@ -15,7 +15,11 @@ export interface ToolLink extends Requirement {
   description: string
 }
 
-export const pages: PageLink[] = [{ label: 'Overview', to: { name: 'home' } }]
+export const pages: PageLink[] = [
+  { label: 'Overview', to: { name: 'home' } },
+  { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
+  { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+]
 
 export const tools: ToolLink[] = [
   // The job monitor lets super admins in (api/monitoring.go); the

@@ -24,6 +24,24 @@ const routes: RouteRecordRaw[] = [
     children: [
       { path: '', name: 'home', component: () => import('@/pages/home/HomePage.vue'), meta: { title: 'Overview' } },
       {
+        path: 'campaigns',
+        name: 'campaigns',
+        component: () => import('@/pages/campaigns/CampaignsPage.vue'),
+        meta: { title: 'Campaigns', requires: { permission: 'campaigns:read' } },
+      },
+      {
+        path: 'campaigns/:id',
+        name: 'campaign',
+        component: () => import('@/pages/campaigns/CampaignPage.vue'),
+        meta: { title: 'Campaign', requires: { permission: 'campaigns:read' } },
+      },
+      {
+        path: 'imports',
+        name: 'imports',
+        component: () => import('@/pages/imports/ImportsPage.vue'),
+        meta: { title: 'Imports and exports', requires: { anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),

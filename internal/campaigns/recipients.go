@@ -182,3 +182,38 @@ func (s *Service) Recipients(ctx context.Context, orgID, id uuid.UUID, status st
 	}
 	return paging.Find[models.CampaignRecipient](q, pg, "seq")
 }
+
+// exportChunk is how many recipients EachRecipient reads at a time.
+const exportChunk = 1000
+
+// EachRecipient calls fn with every recipient of the campaign (optionally
+// of one status) in import order, for the recipients export. It reads them
+// a chunk at a time after the last one seen (seq), each chunk its own
+// query: no transaction or connection is held while fn writes to a slow
+// client. A recipient whose status changes meanwhile shows its status when
+// its chunk was read.
+func (s *Service) EachRecipient(ctx context.Context, orgID, id uuid.UUID, status string, fn func(*models.CampaignRecipient) error) error {
+	if _, err := s.Get(ctx, orgID, id); err != nil {
+		return err
+	}
+	var after int64
+	for {
+		q := s.db.WithContext(ctx).Where("campaign_id = ? AND organization_id = ? AND seq > ?", id, orgID, after)
+		if status != "" {
+			q = q.Where("status = ?", strings.ToLower(status))
+		}
+		var chunk []models.CampaignRecipient
+		if err := q.Order("seq").Limit(exportChunk).Find(&chunk).Error; err != nil {
+			return err
+		}
+		for i := range chunk {
+			if err := fn(&chunk[i]); err != nil {
+				return err
+			}
+		}
+		if len(chunk) < exportChunk {
+			return nil
+		}
+		after = chunk[len(chunk)-1].Seq
+	}
+}

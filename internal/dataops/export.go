@@ -107,7 +107,7 @@ func (e *Export) WriteTo(ctx context.Context, w io.Writer) error {
 					return err
 				}
 				for i, c := range e.columns {
-					record[i] = safeCell(e.cell(c, cells[i]))
+					record[i] = SafeCell(e.cell(c, cells[i]))
 				}
 				if err := out.Write(record); err != nil {
 					rows.Close()
@@ -178,10 +178,10 @@ func (e *Export) cell(c column, v any) string {
 	return s
 }
 
-// safeCell defuses a cell a spreadsheet would run as a formula: one that
+// SafeCell defuses a cell a spreadsheet would run as a formula: one that
 // starts with =, +, -, @, a tab or a carriage return gets a leading
 // single quote, and is otherwise unchanged.
-func safeCell(s string) string {
+func SafeCell(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"wharf/internal/apperr"
+	"wharf/internal/paging"
 	"wharf/internal/tenant"
 	"wharf/jobs"
 	"wharf/models"
@@ -190,4 +192,58 @@ func (s *Service) ImportJobOf(ctx context.Context, orgID, id uuid.UUID) (*Import
 func (s *Service) PurgeImports(ctx context.Context) (int64, error) {
 	res := s.db.WithContext(ctx).Where("created_at < ?", time.Now().Add(-ImportRetention)).Delete(&models.ImportJob{})
 	return res.RowsAffected, res.Error
+}
+
+// ImportJobSummary is one import of a list: its state and, once done, its
+// counts. It carries no message of the result, so no value of the file:
+// each job's messages are read one at a time (ImportJobFor), where the
+// uploader alone sees the values.
+type ImportJobSummary struct {
+	ID            uuid.UUID
+	UserID        *uuid.UUID
+	Table         string `gorm:"column:table_name"`
+	Status        string
+	TotalRows     int
+	ProcessedRows int
+	Error         string
+	CreatedAt     time.Time
+	FinishedAt    *time.Time
+	// The result's counts, nil before the import is done.
+	Created, Updated, Skipped, Errors *int
+}
+
+// ImportJobs lists the organization's recent imports (ImportRetention) the
+// viewer may see by ImportJobFor's rules: its own, and every import of a
+// table it may import; newest first. table, when given, keeps that
+// table's. A viewer who may import no table (or not the table asked for)
+// is refused: the list is the import page's, and its own imports stay
+// readable one at a time.
+func (s *Service) ImportJobs(ctx context.Context, v ImportViewer, table string, pg paging.Params) ([]ImportJobSummary, int64, error) {
+	var allowed []string
+	for _, t := range tables {
+		if v.MayImport(t.name) {
+			allowed = append(allowed, t.name)
+		}
+	}
+	if table != "" {
+		if _, err := tableOf(table); err != nil {
+			return nil, 0, err
+		}
+	}
+	switch {
+	case table != "" && !slices.Contains(allowed, table):
+		return nil, 0, apperr.Forbiddenf("importing %s needs the %s:import permission", table, table)
+	case len(allowed) == 0:
+		return nil, 0, apperr.Forbiddenf("the import list needs contacts:import or tags:import")
+	}
+	q := `SELECT id, user_id, table_name, status, total_rows, processed_rows, error, created_at, finished_at,
+		(result->>'created')::int AS created, (result->>'updated')::int AS updated,
+		(result->>'skipped')::int AS skipped, (result->>'errors')::int AS errors
+		FROM import_jobs WHERE organization_id = @org AND (user_id = @user OR table_name IN @tables)`
+	args := map[string]any{"org": v.OrgID, "user": v.UserID, "tables": allowed}
+	if table != "" {
+		q += ` AND table_name = @table`
+		args["table"] = table
+	}
+	return paging.Raw[ImportJobSummary](s.db.WithContext(ctx), q, args, pg, "created_at DESC, id DESC")
 }

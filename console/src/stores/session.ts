@@ -48,12 +48,15 @@ export function isSuperAdmin(): boolean {
 /** What a page, a link or a button needs of the user. */
 export interface Requirement {
   permission?: string
+  /** Any one of these permissions (a page of several jobs). */
+  anyOf?: string[]
   superAdmin?: boolean
 }
 
 export function allows(r: Requirement): boolean {
   if (r.superAdmin && !isSuperAdmin()) return false
   if (r.permission && !can(r.permission)) return false
+  if (r.anyOf && !r.anyOf.some(can)) return false
   return true
 }
 

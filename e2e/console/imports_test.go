@@ -1,0 +1,101 @@
+package console
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"wharf/internal/apptest"
+)
+
+// upload sets the file of the file input labelled label.
+func (p *page) upload(label, path string) {
+	p.t.Helper()
+	p.waitUntil("the file input "+label, "labelled("+js(label)+")")
+	p.do("upload to "+label, chromedp.SetUploadFiles(chromedp.JSPath(withPrelude("labelled("+js(label)+")")), []string{path}))
+}
+
+// TestConsoleImports imports contacts from the imports page: the columns the
+// server reads, 1,000 contacts counted, a file with bad rows showing their
+// row numbers, and the recent imports listed after a reload.
+func TestConsoleImports(t *testing.T) {
+	requireBrowser(t)
+	e := apptest.New(t, nil)
+	e.StartWorker()
+	b := startBrowser(t, e.Server.URL)
+	dir := t.TempDir()
+	p := b.newPage(t, "admin")
+	p.open("/console/")
+	signIn(p, apptest.AdminEmail, apptest.AdminPassword, adminName)
+
+	t.Run("1,000 contacts", func(t *testing.T) {
+		p.in(t)
+		var csv strings.Builder
+		csv.WriteString("phone_number,name,tags\n")
+		for i := range 1000 {
+			fmt.Fprintf(&csv, "+1555%07d,Customer %d,spring\n", 3000000+i, i)
+		}
+		file := filepath.Join(dir, "contacts.csv")
+		if err := os.WriteFile(file, []byte(csv.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.click("link", "Imports and exports")
+		p.seeRole("heading", "Imports and exports")
+		p.choose("Table", "Contacts")
+		p.see("phone_number (required)")
+		p.axe("imports page")
+		p.shot("imports")
+		p.upload("CSV file", file)
+		p.click("button", "Import file")
+		p.seeRole("heading", "Import result")
+		p.see("Created 1,000")
+		p.see("Refused 0")
+		var n int64
+		e.DB.Raw(`SELECT count(*) FROM contacts`).Scan(&n)
+		if n != 1000 {
+			t.Fatalf("%d contacts stored", n)
+		}
+		p.axe("import result")
+		p.shot("imported")
+	})
+
+	t.Run("bad rows show their row numbers", func(t *testing.T) {
+		p.in(t)
+		file := filepath.Join(dir, "bad.csv")
+		if err := os.WriteFile(file, []byte("phone_number,name\n+15559000001,Good\nnot-a-number,Bad\n+15559000002,Good too\n,Empty\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.upload("CSV file", file)
+		p.click("button", "Import file")
+		p.see("Created 2")
+		p.see(`row 3: phone_number: "not-a-number" is not a phone number`)
+		p.see("row 5: phone_number:")
+		p.axe("import with errors")
+		p.shot("bad-rows")
+	})
+
+	t.Run("recent imports after a reload", func(t *testing.T) {
+		p.in(t)
+		p.reload()
+		p.seeRole("heading", "Recent imports")
+		p.see("1,000 created · 0 updated · 0 skipped · 0 refused")
+		p.see("2 created · 0 updated")
+		p.see("2 imports")
+		p.click("button", p.firstShowButton())
+		p.see(`row 3: phone_number: "not-a-number" is not a phone number`)
+		p.axe("recent imports")
+		p.shot("recent")
+	})
+}
+
+// firstShowButton is the name of the first "Show" button of the recent
+// imports (named after the import's time).
+func (p *page) firstShowButton() string {
+	p.t.Helper()
+	p.waitUntil("a Show button", `[...document.querySelectorAll('button[aria-label^="Show the import of"]')].length > 0`)
+	return eval[string](p, `document.querySelector('button[aria-label^="Show the import of"]').getAttribute('aria-label')`)
+}
