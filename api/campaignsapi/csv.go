@@ -113,7 +113,7 @@ func (f *csvForm) parseMapping() (*campaigns.CSVMapping, error) {
 	dec.DisallowUnknownFields()
 	var m campaigns.CSVMapping
 	if err := dec.Decode(&m); err != nil {
-		return nil, apperr.Invalidf(`mapping must be a JSON object like {"phone_number": "Mobile", "name": "Name", ` +
+		return nil, apperr.Invalidf(`mapping must be a JSON object like {"phone_number": "Mobile", "name": "Name", `+
 			`"placeholders": {"1": {"column": "First name"}, "2": {"value": "SPRING24"}}}: %v`, err)
 	}
 	return &m, nil
@@ -199,9 +199,9 @@ type checkResp struct {
 	Preview     []previewRow           `json:"preview"` // the first 5
 	Mapping     campaigns.CSVMapping   `json:"mapping"` // the one checked: the caller's or the proposed one
 	Unmapped    []string               `json:"unmapped"`
-	Recipients  int                    `json:"recipients"` // rows that would be imported
-	Duplicates  int                    `json:"duplicates"` // rows whose number an earlier row has
-	Invalid     int                    `json:"invalid"`    // rows that refuse the import
+	Recipients  int                    `json:"recipients"`   // rows that would be imported
+	Duplicates  int                    `json:"duplicates"`   // rows whose number an earlier row has
+	Invalid     int                    `json:"invalid"`      // rows that refuse the import
 	InvalidRows []campaigns.CSVProblem `json:"invalid_rows"` // the first 100
 }
 

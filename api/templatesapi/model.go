@@ -33,8 +33,8 @@ type templateResp struct {
 	// Parameters are the values a send needs, in component order: the keys
 	// of template_params and of a campaign's variable_mapping.
 	Parameters []templateParam `json:"parameters"`
-	CreatedAt          time.Time        `json:"created_at"`
-	UpdatedAt          time.Time        `json:"updated_at"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
 }
 
 // templateParam is one value a send of the template needs.
