@@ -16,7 +16,7 @@ function offsetAt(ms: number, timezone: string): number {
   })
   const p: Record<string, number> = {}
   for (const { type, value } of f.formatToParts(new Date(ms))) p[type] = Number(value)
-  const asUTC = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second)
+  const asUTC = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!)
   return Math.round((asUTC - Math.floor(ms / 1000) * 1000) / 60000)
 }
 
@@ -31,7 +31,7 @@ function pad(n: number): string {
 export function zonedISO(local: string, timezone: string): string | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(local)
   if (!m) return null
-  const [y, mo, d, h, mi] = m.slice(1).map(Number)
+  const [y, mo, d, h, mi] = m.slice(1).map(Number) as [number, number, number, number, number]
   const wall = Date.UTC(y, mo - 1, d, h, mi)
   // The offset of the instant the wall time names; asked twice, for a
   // wall time just after a change of offset.
