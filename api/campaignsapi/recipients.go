@@ -22,6 +22,10 @@ func (h *Handlers) importRecipients(c *gin.Context) {
 	if !valid {
 		return
 	}
+	if isMultipart(c) {
+		h.importCSV(c, id)
+		return
+	}
 	recipients, err := readRecipients(c)
 	if err != nil {
 		web.Fail(c, err)

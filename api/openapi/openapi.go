@@ -167,6 +167,9 @@ func addRoute(r *openapi31.Reflector, rt web.Route) error {
 	if rt.Request != nil {
 		oc.AddReqStructure(rt.Request)
 	}
+	if rt.AlsoRequest != nil {
+		oc.AddReqStructure(rt.AlsoRequest)
+	}
 
 	// The answers: success first, then the errors.
 	status := rt.Status

@@ -30,8 +30,19 @@ type templateResp struct {
 	Components         []map[string]any `json:"components"`
 	SampleValues       []map[string]any `json:"sample_values"`
 	RejectedReason     string           `json:"rejected_reason"`
-	CreatedAt          time.Time        `json:"created_at"`
-	UpdatedAt          time.Time        `json:"updated_at"`
+	// Parameters are the values a send needs, in component order: the keys
+	// of template_params and of a campaign's variable_mapping.
+	Parameters []templateParam `json:"parameters"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+// templateParam is one value a send of the template needs.
+type templateParam struct {
+	Key       string `json:"key" description:"The key in template_params and variable_mapping: 1, 2... or the name (body), header_1 or the name (header text), header_media_url, button_<i>."`
+	Component string `json:"component" description:"header, body or button"`
+	Name      string `json:"name" description:"The placeholder as written in the text ({{name}}); empty for a media header or a button."`
+	Media     string `json:"media,omitempty" description:"IMAGE, VIDEO or DOCUMENT for a media header."`
 }
 
 func toTemplateResp(t *models.Template) templateResp {
@@ -40,6 +51,11 @@ func toTemplateResp(t *models.Template) templateResp {
 		SampleValues: t.SampleValues.V, RejectedReason: t.RejectedReason, CreatedAt: web.UTC(t.CreatedAt), UpdatedAt: web.UTC(t.UpdatedAt)}
 	if r.Components == nil {
 		r.Components = []map[string]any{}
+	}
+	slots := templates.Slots(t)
+	r.Parameters = make([]templateParam, len(slots))
+	for i, sl := range slots {
+		r.Parameters[i] = templateParam{Key: sl.Key, Component: sl.Component, Name: sl.Name, Media: sl.Media}
 	}
 	if r.SampleValues == nil {
 		r.SampleValues = []map[string]any{}

@@ -36,6 +36,10 @@ type Route struct {
 	// carry `formData` tags, which make it multipart/form-data); nil when
 	// the route takes no body.
 	Request any
+	// AlsoRequest is a second body the route takes, of another media type
+	// (a multipart CSV variant of a JSON import); the handler tells them
+	// apart by Content-Type. nil: none.
+	AlsoRequest any
 	// Response is a zero value of the type of `data` in the success
 	// envelope; nil when data is null.
 	Response any

@@ -24,6 +24,12 @@ const routes: RouteRecordRaw[] = [
     children: [
       { path: '', name: 'home', component: () => import('@/pages/home/HomePage.vue'), meta: { title: 'Overview' } },
       {
+        path: 'campaigns/new',
+        name: 'campaign-new',
+        component: () => import('@/pages/campaigns/NewCampaignPage.vue'),
+        meta: { title: 'New campaign', requires: { permission: 'campaigns:create' } },
+      },
+      {
         path: 'campaigns',
         name: 'campaigns',
         component: () => import('@/pages/campaigns/CampaignsPage.vue'),

@@ -13,8 +13,8 @@ import (
 	"wharf/models"
 )
 
-// MaxImport bounds one import request.
-const MaxImport = 50_000
+// MaxImport bounds one import request (JSON or CSV).
+const MaxImport = 100_000
 
 // The width of a recipient, like a row of an import file
 // (internal/dataops): at most MaxRecipientFields fields (phone_number and
@@ -120,7 +120,17 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 		row.Data.V = data
 		rows = append(rows, row)
 	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	if err := s.store(ctx, c, rows, nil, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// store inserts rows into draft campaign c in one transaction (numbers it
+// has already count as duplicates) and recounts it; a non-nil mapping
+// becomes its variable_mapping.
+func (s *Service) store(ctx context.Context, c *models.Campaign, rows []models.CampaignRecipient, mapping map[string]string, res *ImportResult) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for start := 0; start < len(rows); start += 1000 {
 			chunk := rows[start:min(start+1000, len(rows))]
 			ins := tx.Exec(insertRecipients(len(chunk)), recipientArgs(chunk)...)
@@ -130,11 +140,19 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 			res.Imported += int(ins.RowsAffected)
 			res.Duplicates += len(chunk) - int(ins.RowsAffected)
 		}
+		set := map[string]any{
+			"total_recipients": gorm.Expr(`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?)`, c.ID),
+			"pending_count":    gorm.Expr(`(SELECT count(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending')`, c.ID),
+			"updated_at":       gorm.Expr("now()"),
+		}
+		if mapping != nil {
+			vm := c.VariableMapping
+			vm.V = mapping
+			set["variable_mapping"] = vm
+		}
 		// Re-check the status under the row lock: an import racing a start
 		// must not add recipients to a running campaign.
-		up := tx.Exec(`UPDATE campaigns SET total_recipients = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ?),
-			pending_count = (SELECT count(*) FROM campaign_recipients WHERE campaign_id = ? AND status = 'pending'),
-			updated_at = now() WHERE id = ? AND status = 'draft'`, c.ID, c.ID, c.ID)
+		up := tx.Model(&models.Campaign{}).Where("id = ? AND status = 'draft'", c.ID).Updates(set)
 		if up.Error != nil {
 			return up.Error
 		}
@@ -143,10 +161,6 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
 }
 
 func insertRecipients(n int) string {

@@ -70,7 +70,7 @@ func TestImport(t *testing.T) {
 		testfactory.WantError(t, err, apperr.Invalid, "recipients must be a non-empty array")
 		big := make([]campaigns.RecipientInput, campaigns.MaxImport+1)
 		_, err = svc.Import(ctx, bundle.org.ID, c.ID, big)
-		testfactory.WantError(t, err, apperr.Invalid, "at most 50000 recipients per import")
+		testfactory.WantError(t, err, apperr.Invalid, "at most 100000 recipients per import")
 		wide := campaigns.RecipientInput{"phone_number": "+15550107001"}
 		for i := len(wide); i <= campaigns.MaxRecipientFields; i++ {
 			wide[fmt.Sprintf("f%d", i)] = i

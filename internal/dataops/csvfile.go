@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -43,8 +45,57 @@ type csvFile struct {
 // are all empty are no data rows. Any breach of the limits or of CSV is an
 // error for the whole file.
 func parseCSV(data []byte) (*csvFile, error) {
-	if len(data) > MaxImportBytes {
-		return nil, apperr.Invalidf("the file is larger than 10 MB")
+	return parseCSVWithin(data, CSVLimits{MaxBytes: MaxImportBytes, MaxRows: MaxImportRows})
+}
+
+// CSVLimits are the bounds of a file other than its width, which is always
+// MaxImportColumns cells a row and MaxImportLine bytes a line.
+type CSVLimits struct {
+	MaxBytes int // the file's size
+	MaxRows  int // its data rows
+}
+
+// CSVTable is a CSV file as read by ParseCSV.
+type CSVTable struct {
+	Header []string // trimmed
+	Rows   []CSVRow // the data rows, blank ones left out
+}
+
+// CSVRow is a data row: its number as a spreadsheet shows it (the header
+// is row 1; /api/import's messages use the same numbers) and its cells.
+type CSVRow struct {
+	Row   int
+	Cells []string
+}
+
+// ParseCSV reads a CSV file exactly as /api/import reads one (encoding,
+// separator, quoting, width limits, row numbers, the same error messages),
+// within other limits of size and rows: campaign recipients come from
+// files of this kind too, so that a file /api/import reads is read the
+// same way there.
+func ParseCSV(data []byte, lim CSVLimits) (*CSVTable, error) {
+	f, err := parseCSVWithin(data, lim)
+	if err != nil {
+		return nil, err
+	}
+	out := &CSVTable{Header: f.header, Rows: make([]CSVRow, len(f.records))}
+	for i, r := range f.records {
+		out.Rows[i] = CSVRow{Row: r.row, Cells: r.cells}
+	}
+	return out, nil
+}
+
+// SizeText says n bytes the way the limits' messages do ("10 MB").
+func SizeText(n int) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d KB", n>>10)
+}
+
+func parseCSVWithin(data []byte, lim CSVLimits) (*csvFile, error) {
+	if len(data) > lim.MaxBytes {
+		return nil, apperr.Invalidf("the file is larger than %s", SizeText(lim.MaxBytes))
 	}
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	if !utf8.Valid(data) {
@@ -92,8 +143,8 @@ func parseCSV(data []byte) (*csvFile, error) {
 		if blank(cells) {
 			continue
 		}
-		if len(f.records) == MaxImportRows {
-			return nil, apperr.Invalidf("the file has more than 10,000 data rows")
+		if len(f.records) == lim.MaxRows {
+			return nil, apperr.Invalidf("the file has more than %s data rows", thousands(lim.MaxRows))
 		}
 		f.records = append(f.records, record{row: row, cells: cells})
 	}
@@ -142,6 +193,15 @@ func checkWidth(data []byte, sep byte) error {
 		return tooLong(line)
 	}
 	return nil
+}
+
+// thousands writes n with thousands separators (10,000).
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func tooWide(line int) error {
