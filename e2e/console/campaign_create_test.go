@@ -63,7 +63,7 @@ func TestConsoleCreatesACampaignFromACSV(t *testing.T) {
 	}
 
 	p := b.newPage(t, "admin")
-	p.open("/console/campaigns/new")
+	p.open("/console/")
 	signIn(p, apptest.AdminEmail, apptest.AdminPassword, adminName)
 	p.open("/console/campaigns/new")
 	p.seeRole("heading", "New campaign")
