@@ -8,12 +8,6 @@ import (
 	"testing"
 )
 
-type recipientOut struct {
-	PhoneNumber string         `json:"phone_number"`
-	Name        string         `json:"name"`
-	Data        map[string]any `json:"data"`
-}
-
 type checkOut struct {
 	Columns []string `json:"columns"`
 	Rows    int      `json:"rows"`

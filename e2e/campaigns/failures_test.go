@@ -178,9 +178,11 @@ func TestAccountAndTemplateProblemsPauseWithoutFailingRecipients(t *testing.T) {
 }
 
 type recipientOut struct {
-	PhoneNumber string `json:"phone_number"`
-	Status      string `json:"status"`
-	Attempts    int    `json:"attempts"`
+	PhoneNumber string         `json:"phone_number"`
+	Name        string         `json:"name"`
+	Data        map[string]any `json:"data"`
+	Status      string         `json:"status"`
+	Attempts    int            `json:"attempts"`
 	Error       *struct {
 		Code int `json:"code"`
 	} `json:"error"`

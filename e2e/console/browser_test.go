@@ -462,3 +462,11 @@ func (p *page) axe(what string) {
 		p.t.Errorf("%s, %s: accessibility (%s) %s: %s\n  %s", p.name, what, v.Impact, v.ID, v.Help, strings.Join(where, "\n  "))
 	}
 }
+
+// upload gives the file input labelled label the file at path, once the
+// input is there.
+func (p *page) upload(label, path string) {
+	p.t.Helper()
+	p.waitUntil("the file input "+label, "labelled("+js(label)+")")
+	p.do("upload to "+label, chromedp.SetUploadFiles(chromedp.JSPath(withPrelude("labelled("+js(label)+")")), []string{path}))
+}

@@ -8,16 +8,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"wharf/internal/apptest"
 )
-
-// upload gives the file input labelled label the file at path.
-func (p *page) upload(label, path string) {
-	p.t.Helper()
-	p.do("upload "+label, chromedp.SetUploadFiles(chromedp.JSPath(withPrelude("labelled("+js(label)+")")), []string{path}))
-}
 
 // chooseOnce waits for an option whose text starts with option to be
 // offered (lists load), then picks it.

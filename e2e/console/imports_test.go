@@ -7,17 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"wharf/internal/apptest"
 )
-
-// upload sets the file of the file input labelled label.
-func (p *page) upload(label, path string) {
-	p.t.Helper()
-	p.waitUntil("the file input "+label, "labelled("+js(label)+")")
-	p.do("upload to "+label, chromedp.SetUploadFiles(chromedp.JSPath(withPrelude("labelled("+js(label)+")")), []string{path}))
-}
 
 // TestConsoleImports imports contacts from the imports page: the columns the
 // server reads, 1,000 contacts counted, a file with bad rows showing their
