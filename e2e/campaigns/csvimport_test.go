@@ -49,6 +49,7 @@ const goodMapping = `{"phone_number": "Mobile", "name": "Customer", "placeholder
 func TestCSVRecipientsImportWithAMapping(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "TIER_1K", nil, nil)
+	f.StartWorker()
 	a := f.Admin.Auth()
 	c := f.campaign(0, map[string]string{"1": "name", "2": "name"})
 	path := "/api/campaigns/" + c.ID + "/recipients/import"

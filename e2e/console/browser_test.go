@@ -162,7 +162,9 @@ func (p *page) observe(ev any) {
 	case *network.EventRequestWillBeSent:
 		u := ev.Request.URL
 		p.requests = append(p.requests, ev.Request.Method+" "+u)
-		if !strings.HasPrefix(u, p.origin+"/") && u != p.origin {
+		// data: URLs are no request to anyone: Chromium draws its own
+		// controls' icons (a date input's calendar) with them.
+		if !strings.HasPrefix(u, p.origin+"/") && u != p.origin && !strings.HasPrefix(u, "data:") {
 			p.outside = append(p.outside, u)
 		}
 	case *runtime.EventConsoleAPICalled:
