@@ -75,7 +75,9 @@ func TestWharfAppTemplates(t *testing.T) {
 	e.Incoming(platformsim.Incoming{From: user, Type: "text", Text: "hi"})
 	sent := c.do("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "+" + user, "template": name,
 		"parameters": []string{"Ann", "A-17"}}, 200)["message"].(map[string]any)
-	if sent["status"] != "sent" {
+	// Accepted by the provider: "sent", or already a later status when the
+	// simulator's status webhook was applied before the answer was read.
+	if st := sent["status"]; st != "sent" && st != "delivered" && st != "read" {
 		t.Fatalf("template send_message: %v", sent)
 	}
 	sims := e.Sim.Messages(platformsim.MessageFilter{To: user})
