@@ -2,7 +2,7 @@
 
 # The web console (docs/CONSOLE.md), which the api embeds: npm ci from the
 # lockfile, types from the OpenAPI document, vue-tsc, vite build (into
-# /src/api/console/dist/app, as in a checkout).
+# /src/api/console/files/app, as in a checkout).
 FROM node:24.21.0-bookworm-slim AS console
 WORKDIR /src/console
 COPY console/package.json console/package-lock.json ./
@@ -15,7 +15,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-COPY --from=console /src/api/console/dist/app api/console/dist/app
+COPY --from=console /src/api/console/files/app api/console/files/app
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/...
 
 FROM debian:bookworm-slim

@@ -13,7 +13,7 @@ TEST_PARALLEL ?= 4
 
 .PHONY: console build run stop test fuzz bench lint migrate clean
 
-console: ## build the web console into api/console/dist (skipped when console/ is unchanged; Node fetched into .tools/ if needed)
+console: ## build the web console into api/console/files (skipped when console/ is unchanged; Node fetched into .tools/ if needed)
 	@./scripts/console.sh
 
 build: console ## compile bin/api (with the console), bin/worker, bin/scheduler, bin/callbridge, bin/platformsim
@@ -50,4 +50,4 @@ migrate: build ## apply migrations to DATABASE_URL
 	./bin/api migrate
 
 clean:
-	rm -rf bin api/console/dist/app api/console/dist/stamp api/console/dist/build.log
+	rm -rf bin api/console/files/app api/console/files/stamp api/console/files/build.log

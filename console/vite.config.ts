@@ -1,5 +1,5 @@
 // The console's build (docs/CONSOLE.md): served by the api under /console/,
-// written into api/console/dist/app, which the Go package embeds.
+// written into api/console/files/app, which the Go package embeds.
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vite'
 import vue from '@vitejs/plugin-vue'
@@ -11,7 +11,7 @@ export default defineConfig({
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },
   build: {
-    outDir: '../api/console/dist/app',
+    outDir: '../api/console/files/app',
     emptyOutDir: true,
     // Every asset is a file of its own: the Content-Security-Policy allows
     // no data: URLs.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the web console (console/) into api/console/dist/app, which the api
+# Builds the web console (console/) into api/console/files/app, which the api
 # binary embeds (docs/CONSOLE.md). make build, make run and make test call it
 # before compiling Go.
 #
 # - Nothing to do when nothing under console/ changed since the last build
-#   (the fingerprint of its files is kept in api/console/dist/stamp), or when
+#   (the fingerprint of its files is kept in api/console/files/stamp), or when
 #   WHARF_SKIP_CONSOLE=1.
 # - Node >= 20.19 (or >= 22.12) is needed. When the machine's node is missing
 #   or older (Debian 12 ships 18), a pinned Node LTS and npm are fetched from
@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUT="$ROOT/api/console/dist"
+OUT="$ROOT/api/console/files"
 STAMP="$OUT/stamp"
 TOOLS="$ROOT/.tools"
 
@@ -148,4 +148,4 @@ npm run --silent build >"$OUT/build.log" 2>&1 || {
   exit 1
 }
 echo "$want" >"$STAMP"
-say "console: built into api/console/dist/app"
+say "console: built into api/console/files/app"

@@ -149,7 +149,7 @@ HTTP_ADDR="${CALLBRIDGE_HTTP_ADDR:-127.0.0.1:8082}" ./bin/callbridge > >(prefix 
 
 for _ in $(seq 100); do ./bin/api healthcheck "$URL/readyz" 2>/dev/null && break; sleep 0.2; done
 CONSOLE_NOTE="(sign in with the admin credentials below)"
-[ -f api/console/dist/app/index.html ] || CONSOLE_NOTE="(not built: see the warning above; the page there says how)"
+[ -f api/console/files/app/index.html ] || CONSOLE_NOTE="(not built: see the warning above; the page there says how)"
 if [ -n "$SIM" ]; then
   PROVIDER="simulator at $PLATFORM_API_URL (demo account: phone number id 300000000000001, business account 200000000000001, token sim-demo-token)"
 else

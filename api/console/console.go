@@ -1,5 +1,5 @@
 // Package console serves the web console: the Vue application of console/,
-// built into dist/app (git-ignored) by scripts/console.sh (make build, make
+// built into files/app (git-ignored) by scripts/console.sh (make build, make
 // run, make test, the Dockerfile) and embedded in the api binary, so that a
 // deployment is one binary and the console loads nothing from elsewhere.
 //
@@ -29,11 +29,11 @@ import (
 	"time"
 )
 
-// dist always holds dist/.gitignore, so the pattern matches before any
-// build; the application is under dist/app.
+// files always holds files/README.md (tracked), so the pattern matches
+// before any build; the application is under files/app (git-ignored).
 //
-//go:embed all:dist
-var dist embed.FS
+//go:embed all:files
+var files embed.FS
 
 // Base is where the console is served; the build's base (console/vite.config.ts).
 const Base = "/console/"
@@ -63,7 +63,7 @@ type file struct {
 func New() *Handler { return embedded() }
 
 var embedded = sync.OnceValue(func() *Handler {
-	app, err := fs.Sub(dist, "dist/app")
+	app, err := fs.Sub(files, "files/app")
 	if err != nil {
 		panic(err) // a constant, valid path
 	}
