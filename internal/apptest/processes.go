@@ -70,10 +70,20 @@ func (p *Process) Stop() {
 }
 
 // StartWorkerProcess runs bin/worker against the system (extra environment
-// variables added) until the test ends.
+// variables added) until the test ends, and returns once its health
+// endpoint answers: the worker has connected and registered its handlers,
+// so a test's waits do not include the process's start (seconds on a
+// loaded machine). HEALTH_ADDR is a free loopback port unless extra names
+// one.
 func (e *Env) StartWorkerProcess(extra map[string]string) *Process {
 	e.T.Helper()
-	return e.startProcess("worker", extra)
+	env := map[string]string{"HEALTH_ADDR": fmt.Sprintf("127.0.0.1:%d", freePort(e.T))}
+	maps.Copy(env, extra)
+	p := e.startProcess("worker", env)
+	Eventually(e.T, 30*time.Second, "the worker process to answer", func() bool {
+		return app.Probe(context.Background(), "http://"+env["HEALTH_ADDR"]+"/healthz") == nil
+	})
+	return p
 }
 
 // StartAPIProcess runs bin/api against the system as a second replica, in a
