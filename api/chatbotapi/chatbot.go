@@ -170,7 +170,7 @@ func (h *Handlers) createFlow(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	f, err := h.bot.CreateFlow(c.Request.Context(), web.Principal(c).OrgID, chatbot.FlowInput(req))
+	f, err := h.bot.CreateFlow(c.Request.Context(), web.Principal(c).OrgID, req.toFlowInput())
 	if err != nil {
 		web.Fail(c, err)
 		return
@@ -187,7 +187,7 @@ func (h *Handlers) updateFlow(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	f, err := h.bot.UpdateFlow(c.Request.Context(), web.Principal(c).OrgID, id, chatbot.FlowInput(req))
+	f, err := h.bot.UpdateFlow(c.Request.Context(), web.Principal(c).OrgID, id, req.toFlowInput())
 	if err != nil {
 		web.Fail(c, err)
 		return

@@ -133,32 +133,151 @@ func toContextResp(c models.AIContext) contextResp {
 }
 
 type flowRequest struct {
-	Name              *string            `json:"name"`
-	TriggerKeywords   *[]string          `json:"trigger_keywords"`
-	InitialMessage    *string            `json:"initial_message"`
-	CompletionMessage *string            `json:"completion_message"`
-	Enabled           *bool              `json:"enabled"`
-	PanelConfig       *map[string]any    `json:"panel_config"`
-	Steps             *[]models.FlowStep `json:"steps"`
+	Name              *string         `json:"name"`
+	TriggerKeywords   *[]string       `json:"trigger_keywords"`
+	InitialMessage    *string         `json:"initial_message"`
+	CompletionMessage *string         `json:"completion_message"`
+	Enabled           *bool           `json:"enabled"`
+	PanelConfig       *map[string]any `json:"panel_config"`
+	Steps             *[]stepRequest  `json:"steps"`
 }
 
 type flowResp struct {
-	ID                uuid.UUID         `json:"id"`
-	Name              string            `json:"name"`
-	TriggerKeywords   []string          `json:"trigger_keywords"`
-	InitialMessage    string            `json:"initial_message"`
-	CompletionMessage string            `json:"completion_message"`
-	Enabled           bool              `json:"enabled"`
-	PanelConfig       map[string]any    `json:"panel_config"`
-	Steps             []models.FlowStep `json:"steps"`
-	CreatedAt         time.Time         `json:"created_at"`
-	UpdatedAt         time.Time         `json:"updated_at"`
+	ID                uuid.UUID      `json:"id"`
+	Name              string         `json:"name"`
+	TriggerKeywords   []string       `json:"trigger_keywords"`
+	InitialMessage    string         `json:"initial_message"`
+	CompletionMessage string         `json:"completion_message"`
+	Enabled           bool           `json:"enabled"`
+	PanelConfig       map[string]any `json:"panel_config"`
+	Steps             []stepResp     `json:"steps"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
 }
 
 func toFlowResp(f models.ChatbotFlow) flowResp {
 	return flowResp{ID: f.ID, Name: f.Name, TriggerKeywords: f.TriggerKeywords.V, InitialMessage: f.InitialMessage,
-		CompletionMessage: f.CompletionMessage, Enabled: f.Enabled, PanelConfig: f.PanelConfig.V, Steps: chatbot.MaskSteps(f.Steps.V),
+		CompletionMessage: f.CompletionMessage, Enabled: f.Enabled, PanelConfig: f.PanelConfig.V, Steps: toStepResps(chatbot.MaskSteps(f.Steps.V)),
 		CreatedAt: web.UTC(f.CreatedAt), UpdatedAt: web.UTC(f.UpdatedAt)}
+}
+
+// toFlowInput is the domain's input of a flow request.
+func (r flowRequest) toFlowInput() chatbot.FlowInput {
+	in := chatbot.FlowInput{Name: r.Name, TriggerKeywords: r.TriggerKeywords, InitialMessage: r.InitialMessage,
+		CompletionMessage: r.CompletionMessage, Enabled: r.Enabled, PanelConfig: r.PanelConfig}
+	if r.Steps != nil {
+		steps := make([]models.FlowStep, len(*r.Steps))
+		for i, st := range *r.Steps {
+			steps[i] = st.toFlowStep()
+		}
+		in.Steps = &steps
+	}
+	return in
+}
+
+// The API's flow steps. They are the wire's own types, apart from the
+// stored models.FlowStep (whose JSON is the same today), so that storage
+// can change without the API and the OpenAPI document names the kinds
+// and input types (chatbot.StepKind's enum follows the step registry).
+
+// stepRequest is a step of a flow request. input_type also takes "none"
+// (no answer awaited, the same as "").
+type stepRequest struct {
+	StepName       string              `json:"step_name"`
+	StepOrder      int                 `json:"step_order"`
+	Message        string              `json:"message"`
+	MessageType    chatbot.StepKind    `json:"message_type"`
+	InputType      stepInputRequest    `json:"input_type"`
+	Buttons        []models.ChatButton `json:"buttons"`
+	StoreAs        string              `json:"store_as"`
+	TransferConfig *transferConfig     `json:"transfer_config,omitempty"`
+	APIConfig      *apiConfig          `json:"api_config,omitempty"`
+	FlowConfig     *flowConfig         `json:"flow_config,omitempty"`
+}
+
+// stepInputRequest is a request's input_type: chatbot.InputTypes.
+type stepInputRequest string
+
+// Enum implements jsonschema-go's Enum (the OpenAPI document's enum).
+func (stepInputRequest) Enum() []any {
+	out := make([]any, len(chatbot.InputTypes))
+	for i, t := range chatbot.InputTypes {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// stepResp is a step as the API answers it.
+type stepResp struct {
+	StepName       string              `json:"step_name"`
+	StepOrder      int                 `json:"step_order"`
+	Message        string              `json:"message"`
+	MessageType    chatbot.StepKind    `json:"message_type"`
+	InputType      chatbot.InputType   `json:"input_type"`
+	Buttons        []models.ChatButton `json:"buttons"`
+	StoreAs        string              `json:"store_as"`
+	TransferConfig *transferConfig     `json:"transfer_config,omitempty"`
+	APIConfig      *apiConfig          `json:"api_config,omitempty"`
+	FlowConfig     *flowConfig         `json:"flow_config,omitempty"`
+}
+
+// transferConfig is where a transfer step hands the contact.
+type transferConfig struct {
+	TeamID *uuid.UUID `json:"team_id,omitempty"`
+	Notes  string     `json:"notes"`
+}
+
+// apiConfig is what an api_fetch step calls and keeps of the answer.
+type apiConfig struct {
+	URL             string            `json:"url"`
+	Method          string            `json:"method"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	Body            string            `json:"body,omitempty"`
+	ResponseMapping map[string]string `json:"response_mapping,omitempty"`
+}
+
+// flowConfig is the platform-native flow a platform_flow step sends.
+type flowConfig struct {
+	FlowID     string `json:"flow_id"`
+	FlowCTA    string `json:"flow_cta"`
+	FlowAction string `json:"flow_action,omitempty"`
+	Screen     string `json:"screen,omitempty"`
+}
+
+func (st stepRequest) toFlowStep() models.FlowStep {
+	out := models.FlowStep{StepName: st.StepName, StepOrder: st.StepOrder, Message: st.Message, MessageType: string(st.MessageType),
+		InputType: string(st.InputType), Buttons: st.Buttons, StoreAs: st.StoreAs}
+	if c := st.TransferConfig; c != nil {
+		out.TransferConfig = &models.TransferConfig{TeamID: c.TeamID, Notes: c.Notes}
+	}
+	if c := st.APIConfig; c != nil {
+		out.APIConfig = &models.APIConfig{URL: c.URL, Method: c.Method, Headers: c.Headers, Body: c.Body, ResponseMapping: c.ResponseMapping}
+	}
+	if c := st.FlowConfig; c != nil {
+		out.FlowConfig = &models.FlowConfig{FlowID: c.FlowID, FlowCTA: c.FlowCTA, FlowAction: c.FlowAction, Screen: c.Screen}
+	}
+	return out
+}
+
+func toStepResps(steps []models.FlowStep) []stepResp {
+	if steps == nil {
+		return nil
+	}
+	out := make([]stepResp, len(steps))
+	for i, st := range steps {
+		out[i] = stepResp{StepName: st.StepName, StepOrder: st.StepOrder, Message: st.Message, MessageType: chatbot.StepKind(st.MessageType),
+			InputType: chatbot.InputType(st.InputType), Buttons: st.Buttons, StoreAs: st.StoreAs}
+		if c := st.TransferConfig; c != nil {
+			out[i].TransferConfig = &transferConfig{TeamID: c.TeamID, Notes: c.Notes}
+		}
+		if c := st.APIConfig; c != nil {
+			out[i].APIConfig = &apiConfig{URL: c.URL, Method: c.Method, Headers: c.Headers, Body: c.Body, ResponseMapping: c.ResponseMapping}
+		}
+		if c := st.FlowConfig; c != nil {
+			out[i].FlowConfig = &flowConfig{FlowID: c.FlowID, FlowCTA: c.FlowCTA, FlowAction: c.FlowAction, Screen: c.Screen}
+		}
+	}
+	return out
 }
 
 type sessionResp struct {

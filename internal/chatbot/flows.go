@@ -2,12 +2,8 @@ package chatbot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"regexp"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -16,12 +12,6 @@ import (
 	"wharf/internal/apperr"
 	"wharf/internal/tenant"
 	"wharf/models"
-)
-
-// Step message and input types.
-var (
-	MessageTypes = []string{"text", "buttons", "api_fetch", "platform_flow", "transfer"}
-	InputTypes   = []string{"", "none", "text", "select"}
 )
 
 var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
@@ -158,102 +148,4 @@ func (s *Service) applyFlow(ctx context.Context, f *models.ChatbotFlow, in FlowI
 		f.Steps.V = steps
 	}
 	return nil
-}
-
-// validSteps checks the steps and sorts them by step_order: unique orders,
-// known message and input types, select steps with 1 to 10 buttons of
-// titles up to 20 characters, store_as a variable name, a transfer step's
-// team in the organization, api_fetch with an allowed URL, platform_flow
-// with a flow id and a call to action.
-func (s *Service) validSteps(ctx context.Context, orgID uuid.UUID, in []models.FlowStep) ([]models.FlowStep, error) {
-	if len(in) == 0 || len(in) > 50 {
-		return nil, apperr.Invalidf("steps must have 1 to 50 steps")
-	}
-	out := make([]models.FlowStep, len(in))
-	orders := map[int]bool{}
-	for i, st := range in {
-		where := "steps[" + strconv.Itoa(i) + "]"
-		if orders[st.StepOrder] {
-			return nil, apperr.Invalidf("%s: step_order %d is used twice", where, st.StepOrder)
-		}
-		orders[st.StepOrder] = true
-		if !slices.Contains(MessageTypes, st.MessageType) {
-			return nil, apperr.Invalidf("%s: message_type must be one of %s", where, strings.Join(MessageTypes, ", "))
-		}
-		if st.InputType == "none" {
-			st.InputType = ""
-		}
-		if !slices.Contains(InputTypes, st.InputType) {
-			return nil, apperr.Invalidf("%s: input_type must be text, select or none", where)
-		}
-		st.Message = strings.TrimSpace(st.Message)
-		if len([]rune(st.Message)) > maxText {
-			return nil, apperr.Invalidf("%s: message is longer than %d characters", where, maxText)
-		}
-		if (st.MessageType == "text" || st.MessageType == "buttons") && st.Message == "" {
-			return nil, apperr.Invalidf("%s: a %s step needs a message", where, st.MessageType)
-		}
-		if st.MessageType == "buttons" || st.InputType == "select" {
-			buttons, err := Buttons(where+".buttons", st.Buttons, 1)
-			if err != nil {
-				return nil, err
-			}
-			st.Buttons = buttons
-			if st.MessageType == "buttons" && st.InputType == "" {
-				st.InputType = "select"
-			}
-		} else {
-			st.Buttons = nil
-		}
-		if st.StoreAs != "" && !variableName.MatchString(st.StoreAs) {
-			return nil, apperr.Invalidf("%s: store_as must be a variable name (letters, digits, _)", where)
-		}
-		switch st.MessageType {
-		case "transfer":
-			st.InputType = ""
-			if st.TransferConfig == nil {
-				st.TransferConfig = &models.TransferConfig{}
-			}
-			if id := st.TransferConfig.TeamID; id != nil {
-				var ok bool
-				if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM teams WHERE id = ? AND organization_id = ?)`, *id, orgID).Scan(&ok).Error; err != nil {
-					return nil, err
-				}
-				if !ok {
-					return nil, apperr.Invalidf("%s: transfer_config.team_id is not a team of this organization", where)
-				}
-			}
-		case "api_fetch":
-			if st.APIConfig == nil || s.checkURL(st.APIConfig.URL) != nil {
-				return nil, apperr.Invalidf("%s: an api_fetch step needs api_config.url, an http(s) URL the service may call", where)
-			}
-			m := strings.ToUpper(st.APIConfig.Method)
-			if m == "" {
-				m = "GET"
-			}
-			if !slices.Contains([]string{"GET", "POST"}, m) {
-				return nil, apperr.Invalidf("%s: api_config.method must be GET or POST", where)
-			}
-			st.APIConfig.Method = m
-			if b := strings.TrimSpace(st.APIConfig.Body); b != "" && !json.Valid([]byte(fillJSON(b, func(string) string { return "" }))) {
-				return nil, apperr.Invalidf("%s: api_config.body must be JSON; a {{placeholder}} stands inside a string or for a value, and is sent as a string", where)
-			}
-			for v := range st.APIConfig.ResponseMapping {
-				if !variableName.MatchString(v) {
-					return nil, apperr.Invalidf("%s: api_config.response_mapping keys must be variable names", where)
-				}
-			}
-		case "platform_flow":
-			if st.FlowConfig == nil || strings.TrimSpace(st.FlowConfig.FlowID) == "" || strings.TrimSpace(st.FlowConfig.FlowCTA) == "" ||
-				len([]rune(st.FlowConfig.FlowCTA)) > MaxButtonTitle {
-				return nil, apperr.Invalidf("%s: a platform_flow step needs flow_config.flow_id and flow_config.flow_cta (at most %d characters)", where, MaxButtonTitle)
-			}
-			if st.Message == "" {
-				return nil, apperr.Invalidf("%s: a platform_flow step needs a message (the flow message's body)", where)
-			}
-		}
-		out[i] = st
-	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].StepOrder < out[b].StepOrder })
-	return out, nil
 }

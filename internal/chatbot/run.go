@@ -1,24 +1,13 @@
 package chatbot
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"wharf/internal/messaging"
-	"wharf/internal/safehttp"
-	"wharf/internal/transfers"
 	"wharf/models"
 )
 
@@ -26,9 +15,6 @@ import (
 // waiting for the contact's answer, and the variables collected. Steps
 // that wait for nothing (a text step without input, an api_fetch) run one
 // after the other until a step waits, the flow transfers, or it ends.
-
-// maxFetchBody bounds the answer of an api_fetch step.
-const maxFetchBody = 64 << 10
 
 // activeSession answers the contact's session in a flow, locked, or nil.
 // A session silent past the timeout is ended here (the sweeper ends the
@@ -103,10 +89,9 @@ func (e *evaluation) startFlow(f *models.ChatbotFlow) (string, error) {
 	return "flow " + f.Name + " started", nil
 }
 
-// continueFlow takes the contact's answer to the waiting step: a select
-// step accepts a button's id or title (anything else re-asks without
-// advancing), a text step takes the text as it is, a platform_flow step
-// the flow's reply.
+// continueFlow gives the contact's answer to the waiting step (its kind
+// takes it, or asks again without advancing), keeps it under the step's
+// store_as, and walks on.
 func (e *evaluation) continueFlow(sess *models.ChatbotSession) (string, error) {
 	var f models.ChatbotFlow
 	if err := e.tx.Where("id = ? AND organization_id = ?", *sess.FlowID, e.orgID).Take(&f).Error; err != nil {
@@ -117,31 +102,9 @@ func (e *evaluation) continueFlow(sess *models.ChatbotSession) (string, error) {
 		return "flow " + f.Name + " ended: its step is gone", e.endSession(sess, "step removed")
 	}
 	step := f.Steps.V[idx]
-	var answer any
-	switch {
-	case step.MessageType == "platform_flow":
-		resp, ok := e.msg.Content.V["response"].(map[string]any)
-		if e.msg.Type != "flow" || !ok {
-			e.sendStep(sess, step)
-			return "flow " + f.Name + ": re-asked", e.saveSession(sess)
-		}
-		answer = resp
-		if step.StoreAs == "" {
-			for k, v := range resp {
-				if variableName.MatchString(k) {
-					sess.Variables.V[k] = v
-				}
-			}
-		}
-	case step.InputType == "select":
-		title, ok := choose(step.Buttons, e.choiceID, e.text)
-		if !ok {
-			e.sendStep(sess, step)
-			return "flow " + f.Name + ": re-asked", e.saveSession(sess)
-		}
-		answer = title
-	default:
-		answer = e.text
+	answer, ok := stepOf(step).answer(e, sess, step)
+	if !ok {
+		return "flow " + f.Name + ": re-asked", e.saveSession(sess)
 	}
 	if step.StoreAs != "" {
 		sess.Variables.V[step.StoreAs] = answer
@@ -171,215 +134,26 @@ func stepIndex(steps []models.FlowStep, order int) int {
 	return -1
 }
 
-// runFrom runs the steps from index idx until one waits for an answer,
-// the flow transfers, or it ends (completion message).
+// runFrom enters the steps from index idx until one waits for an answer,
+// one ends the walk (a transfer), or the flow ends (completion message).
 func (e *evaluation) runFrom(sess *models.ChatbotSession, f *models.ChatbotFlow, idx int) error {
 	steps := f.Steps.V
 	for ; idx < len(steps); idx++ {
 		step := steps[idx]
 		sess.CurrentStep = step.StepOrder
-		switch step.MessageType {
-		case "transfer":
-			cfg := step.TransferConfig
-			if cfg == nil {
-				cfg = &models.TransferConfig{}
-			}
-			if _, err := e.transfer(cfg.TeamID, e.fill(cfg.Notes, sess.Variables.V), transfers.SourceFlow, e.fill(step.Message, sess.Variables.V)); err != nil {
-				return err
-			}
-			return e.endSession(sess, "transfer")
-		case "api_fetch":
-			if err := e.fetch(sess, step.APIConfig); err != nil {
-				return err
-			}
-			e.reply(step.Message, nil, "", sess.Variables.V)
-			if step.InputType != "" {
-				return e.saveSession(sess)
-			}
-			continue
+		next, err := stepOf(step).enter(e, sess, step)
+		if err != nil {
+			return err
 		}
-		e.sendStep(sess, step)
-		if step.InputType != "" || step.MessageType == "buttons" || step.MessageType == "platform_flow" {
-			return e.saveSession(sess) // waits for the answer
+		switch next {
+		case stepWaits:
+			return e.saveSession(sess)
+		case stepEnded:
+			return nil
 		}
 	}
 	e.reply(f.CompletionMessage, nil, "", sess.Variables.V)
 	return e.endSession(sess, "completed")
-}
-
-// sendStep sends a step's message: text, buttons (a list past three), or a
-// platform flow (its token is the session, echoed in the reply).
-func (e *evaluation) sendStep(sess *models.ChatbotSession, step models.FlowStep) {
-	switch step.MessageType {
-	case "platform_flow":
-		if step.FlowConfig == nil {
-			return
-		}
-		e.replies = append(e.replies, messaging.Reply{Text: e.fill(step.Message, sess.Variables.V), Flow: &messaging.FlowReply{
-			FlowID: step.FlowConfig.FlowID, CTA: step.FlowConfig.FlowCTA, Token: sess.ID.String(), Action: step.FlowConfig.FlowAction,
-			Screen: step.FlowConfig.Screen}})
-	default:
-		var buttons []models.ChatButton
-		if step.MessageType == "buttons" || step.InputType == "select" {
-			buttons = step.Buttons
-		}
-		e.reply(step.Message, buttons, "", sess.Variables.V)
-	}
-}
-
-// fetch runs an api_fetch step: the URL (placeholders filled) through the
-// SSRF-safe client, and the mapped fields of its JSON answer into the
-// session's variables. A failure leaves the variables as they were and
-// sets api_error to a generic reason (fetchFailure), so the flow can go on;
-// the only error returned is errOrgBusy.
-func (e *evaluation) fetch(sess *models.ChatbotSession, cfg *models.APIConfig) error {
-	if cfg == nil {
-		return nil
-	}
-	if err := e.outbound(); err != nil {
-		return err
-	}
-	if reason, err := e.callAPI(sess, cfg); err != nil {
-		sess.Variables.V["api_error"] = reason
-		e.s.log.Info("api_fetch step failed", "session_id", sess.ID, "reason", reason, "error", err)
-	}
-	return nil
-}
-
-// What api_error says of a failed api_fetch step. It is a session variable,
-// so a flow's message can send it to the contact: never the address a host
-// name resolved to, nor a Go error (the log has those).
-const (
-	fetchTimedOut   = "request failed: timeout"
-	fetchRefused    = "request failed: refused"
-	fetchNotAllowed = "request failed: not allowed"
-	fetchBadAnswer  = "request failed: invalid response"
-	fetchBadRequest = "request failed: invalid request"
-)
-
-// callAPI makes an api_fetch step's request and maps its answer; on
-// failure it answers the reason for api_error and the error for the log.
-func (e *evaluation) callAPI(sess *models.ChatbotSession, cfg *models.APIConfig) (string, error) {
-	var body io.Reader
-	if cfg.Method == "POST" && cfg.Body != "" {
-		b := fillJSON(cfg.Body, func(name string) string { return e.value(name, sess.Variables.V) })
-		if !json.Valid([]byte(b)) {
-			return fetchBadRequest, errors.New("the body is not JSON")
-		}
-		body = strings.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(e.ctx, cfg.Method, e.fillWith(cfg.URL, sess.Variables.V, url.QueryEscape), body)
-	if err != nil {
-		return fetchBadRequest, err
-	}
-	for k, v := range cfg.Headers {
-		req.Header.Set(k, e.fill(v, sess.Variables.V))
-	}
-	if cfg.Method == "POST" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := e.s.http.Do(req)
-	if err != nil {
-		return fetchFailure(err), err
-	}
-	defer res.Body.Close()
-	if res.StatusCode/100 != 2 {
-		return fmt.Sprintf("request failed: status %d", res.StatusCode), fmt.Errorf("status %d", res.StatusCode)
-	}
-	var v any
-	if err := json.NewDecoder(io.LimitReader(res.Body, maxFetchBody)).Decode(&v); err != nil {
-		if isTimeout(err) {
-			return fetchTimedOut, err
-		}
-		return fetchBadAnswer, fmt.Errorf("the answer is not JSON: %w", err)
-	}
-	for name, path := range cfg.ResponseMapping {
-		if got, ok := lookup(v, path); ok {
-			sess.Variables.V[name] = got
-		}
-	}
-	return "", nil
-}
-
-// fetchFailure is the reason for api_error of a request that got no
-// answer.
-func fetchFailure(err error) string {
-	switch {
-	case errors.Is(err, safehttp.ErrBlocked):
-		return fetchNotAllowed
-	case isTimeout(err):
-		return fetchTimedOut
-	}
-	return fetchRefused
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-}
-
-// fillJSON fills the placeholders of a JSON body so that each value is one
-// JSON string whatever it holds (quotes, backslashes, line breaks): inside
-// a string of the body its characters are escaped, anywhere else it
-// becomes a string of its own. So a contact's answer can neither break
-// the body nor add fields to it.
-func fillJSON(body string, value func(name string) string) string {
-	var b strings.Builder
-	inString, escaped := false, false
-	last := 0
-	for _, m := range placeholder.FindAllStringSubmatchIndex(body, -1) {
-		for _, c := range []byte(body[last:m[0]]) {
-			switch {
-			case escaped:
-				escaped = false
-			case inString && c == '\\':
-				escaped = true
-			case c == '"':
-				inString = !inString
-			}
-		}
-		b.WriteString(body[last:m[0]])
-		v := jsonString(value(body[m[2]:m[3]]))
-		if inString {
-			v = v[1 : len(v)-1]
-		}
-		b.WriteString(v)
-		last, escaped = m[1], false
-	}
-	b.WriteString(body[last:])
-	return b.String()
-}
-
-// jsonString is s as a JSON string, quotes included (invalid UTF-8
-// replaced; <, > and & as they are).
-func jsonString(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// lookup reads a dotted path (a.b.0.c) in decoded JSON.
-func lookup(v any, path string) (any, bool) {
-	for _, part := range strings.Split(path, ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = x[part]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			v = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
