@@ -45,7 +45,7 @@ func (f *fixture) waitStatus(t *testing.T, id, status string) models.Message {
 	var m models.Message
 	apptest.Eventually(t, 15*time.Second, "message "+status, func() bool {
 		m = f.message(t, id)
-		return m.Status == status
+		return string(m.Status) == status
 	})
 	return m
 }

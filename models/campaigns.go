@@ -6,22 +6,35 @@ import (
 	"github.com/google/uuid"
 )
 
+// CampaignStatus is a campaign's state (internal/campaigns's state
+// machine moves it).
+type CampaignStatus string
+
 // Campaign statuses.
 const (
-	CampaignDraft     = "draft"
-	CampaignScheduled = "scheduled"
-	CampaignSending   = "sending"
-	CampaignPaused    = "paused"
-	CampaignCompleted = "completed"
-	CampaignCancelled = "cancelled"
+	CampaignDraft     CampaignStatus = "draft"
+	CampaignScheduled CampaignStatus = "scheduled"
+	CampaignSending   CampaignStatus = "sending"
+	CampaignPaused    CampaignStatus = "paused"
+	CampaignCompleted CampaignStatus = "completed"
+	CampaignCancelled CampaignStatus = "cancelled"
 )
 
-// Recipient statuses beyond the message statuses: a recipient is claimed as
-// sending just before its send, and is unknown when a crash left the outcome
-// of its send undecided.
+// RecipientStatus is a campaign recipient's status: the message statuses,
+// and besides, a recipient is claimed as sending just before its send, and
+// is unknown when a crash left the outcome of its send undecided. Statuses
+// move forward only after the send; the order is internal/statuses's.
+type RecipientStatus string
+
+// Recipient statuses.
 const (
-	RecipientSending = "sending"
-	RecipientUnknown = "unknown"
+	RecipientPending   RecipientStatus = "pending"
+	RecipientSending   RecipientStatus = "sending"
+	RecipientSent      RecipientStatus = "sent"
+	RecipientDelivered RecipientStatus = "delivered"
+	RecipientRead      RecipientStatus = "read"
+	RecipientFailed    RecipientStatus = "failed"
+	RecipientUnknown   RecipientStatus = "unknown"
 )
 
 // Campaign is a bulk template send to imported recipients.
@@ -32,7 +45,7 @@ type Campaign struct {
 	TemplateID      *uuid.UUID `gorm:"type:uuid"`
 	TemplateName    string
 	Name            string
-	Status          string
+	Status          CampaignStatus
 	VariableMapping JSON[map[string]string] `gorm:"type:jsonb"`
 	ScheduledAt     *time.Time
 	StartedAt       *time.Time
@@ -66,7 +79,7 @@ type CampaignRecipient struct {
 	PhoneNumber       string
 	Name              string
 	Data              JSON[map[string]any] `gorm:"type:jsonb"`
-	Status            string
+	Status            RecipientStatus
 	PlatformMessageID *string
 	// Attempts counts real send failures (provider trouble), never
 	// throttles or waits; a recipient fails after maxAttempts of them.

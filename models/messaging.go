@@ -135,16 +135,23 @@ type Template struct {
 	UpdatedAt          time.Time
 }
 
-// Message directions and statuses.
+// Message directions.
 const (
 	DirectionIncoming = "incoming"
 	DirectionOutgoing = "outgoing"
+)
 
-	StatusPending   = "pending"
-	StatusSent      = "sent"
-	StatusDelivered = "delivered"
-	StatusRead      = "read"
-	StatusFailed    = "failed"
+// MessageStatus is a message's delivery status. Rows move forward only;
+// the order is internal/statuses's (order.go), its one place.
+type MessageStatus string
+
+// Message statuses.
+const (
+	StatusPending   MessageStatus = "pending"
+	StatusSent      MessageStatus = "sent"
+	StatusDelivered MessageStatus = "delivered"
+	StatusRead      MessageStatus = "read"
+	StatusFailed    MessageStatus = "failed"
 )
 
 // Message is one message of a conversation.
@@ -157,7 +164,7 @@ type Message struct {
 	Direction         string
 	Type              string
 	Content           JSON[map[string]any] `gorm:"type:jsonb"`
-	Status            string
+	Status            MessageStatus
 	ErrorCode         *int
 	ErrorTitle        string
 	ErrorDetail       string

@@ -51,7 +51,7 @@ func toCampaignResp(c *models.Campaign) campaignResp {
 		m = map[string]string{}
 	}
 	return campaignResp{ID: c.ID, Name: c.Name, AccountID: c.AccountID, TemplateID: c.TemplateID, TemplateName: c.TemplateName,
-		Status: c.Status, TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
+		Status: string(c.Status), TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
 		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, PendingCount: c.PendingCount,
 		SendingCount: c.SendingCount, VariableMapping: m,
 		ScheduledAt: web.UTCPtr(c.ScheduledAt), StartedAt: web.UTCPtr(c.StartedAt), PausedAt: web.UTCPtr(c.PausedAt), PauseReason: c.PauseReason,
@@ -143,7 +143,7 @@ type recipientResp struct {
 
 // toRecipientResp renders a recipient, masked as the organization wants.
 func toRecipientResp(m orgsettings.Masker, r models.CampaignRecipient) recipientResp {
-	out := recipientResp{ID: r.ID, PhoneNumber: m.Phone(r.PhoneNumber), Name: m.Name(r.Name), Status: r.Status, Data: r.Data.V,
+	out := recipientResp{ID: r.ID, PhoneNumber: m.Phone(r.PhoneNumber), Name: m.Name(r.Name), Status: string(r.Status), Data: r.Data.V,
 		Attempts: r.Attempts, PlatformMessageID: r.PlatformMessageID, SentAt: web.UTCPtr(r.SentAt), DeliveredAt: web.UTCPtr(r.DeliveredAt),
 		ReadAt: web.UTCPtr(r.ReadAt), FailedAt: web.UTCPtr(r.FailedAt)}
 	if r.ErrorTitle != "" || r.ErrorCode != nil {
@@ -176,7 +176,7 @@ type progressResp struct {
 }
 
 func toProgressResp(p *campaigns.Progress) progressResp {
-	return progressResp{ID: p.Campaign.ID, Status: p.Campaign.Status, Total: p.Total, Pending: p.Pending, Sending: p.Sending,
+	return progressResp{ID: p.Campaign.ID, Status: string(p.Campaign.Status), Total: p.Total, Pending: p.Pending, Sending: p.Sending,
 		Sent: p.Sent, Delivered: p.Delivered, Read: p.Read, Failed: p.Failed, Unknown: p.Unknown,
 		SendsPerSecond: p.RecentPerSecond, StartedAt: web.UTCPtr(p.Campaign.StartedAt), CompletedAt: web.UTCPtr(p.Campaign.CompletedAt)}
 }

@@ -130,7 +130,7 @@ func (h *Handlers) sendTemplate(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	web.Accepted(c, queuedResp{MessageID: q.MessageID, PhoneNumber: m.Phone(q.PhoneNumber), Status: q.Status, TemplateName: q.TemplateName})
+	web.Accepted(c, queuedResp{MessageID: q.MessageID, PhoneNumber: m.Phone(q.PhoneNumber), Status: string(q.Status), TemplateName: q.TemplateName})
 }
 
 // stringParams accepts template_params values as strings or numbers.

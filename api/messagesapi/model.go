@@ -42,7 +42,7 @@ type messageResp struct {
 
 func toMessageResp(m models.Message) messageResp {
 	r := messageResp{ID: m.ID, PlatformMessageID: m.PlatformMessageID, ContactID: m.ContactID, AccountID: m.AccountID,
-		Direction: m.Direction, Type: m.Type, Content: m.Content.V, Status: m.Status, TemplateName: m.TemplateName,
+		Direction: m.Direction, Type: m.Type, Content: m.Content.V, Status: string(m.Status), TemplateName: m.TemplateName,
 		Timestamp: web.UTC(m.OccurredAt), SentAt: web.UTCPtr(m.SentAt), DeliveredAt: web.UTCPtr(m.DeliveredAt), ReadAt: web.UTCPtr(m.ReadAt),
 		CreatedAt: web.UTC(m.CreatedAt)}
 	if r.Content == nil {
@@ -76,9 +76,9 @@ type mediaRequest struct {
 }
 
 type sentResp struct {
-	ID                uuid.UUID `json:"id"`
-	PlatformMessageID string    `json:"platform_message_id"`
-	Status            string    `json:"status"`
+	ID                uuid.UUID            `json:"id"`
+	PlatformMessageID string               `json:"platform_message_id"`
+	Status            models.MessageStatus `json:"status"`
 }
 
 // templateRequest is a template send; template_params values may be

@@ -49,5 +49,5 @@ func (h *Handlers) send(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	web.OK(c, sentResp{ID: sent.ID, PlatformMessageID: sent.PlatformMessageID, Status: sent.Status})
+	web.OK(c, sentResp{ID: sent.ID, PlatformMessageID: sent.PlatformMessageID, Status: string(sent.Status)})
 }

@@ -77,8 +77,8 @@ func sentTo(id uuid.UUID, platformID string) settlement {
 // failedTo is a send that certainly failed (or, with models.RecipientUnknown,
 // one whose outcome nobody knows); attempted says whether a request reached
 // the provider.
-func failedTo(id uuid.UUID, status string, attempted bool, code *int, title, detail string) settlement {
-	return settlement{ID: id, Kind: status, Attempted: attempted, ErrorCode: code, ErrorTitle: apperr.Clip(title, 300),
+func failedTo(id uuid.UUID, status models.RecipientStatus, attempted bool, code *int, title, detail string) settlement {
+	return settlement{ID: id, Kind: string(status), Attempted: attempted, ErrorCode: code, ErrorTitle: apperr.Clip(title, 300),
 		ErrorDetail: apperr.Clip(detail, 1000)}
 }
 

@@ -36,11 +36,11 @@ func TestSettleRecordsAChunkInOneStatement(t *testing.T) {
 	s.settle(ctx, []settlement{
 		sentTo(recs[0].ID, "wamid.0"),
 		sentTo(recs[1].ID, "wamid.1"),
-		failedTo(recs[2].ID, models.StatusFailed, true, &code, "Message undeliverable", "not on the platform"),
+		failedTo(recs[2].ID, models.RecipientFailed, true, &code, "Message undeliverable", "not on the platform"),
 		failedTo(recs[3].ID, models.RecipientUnknown, true, nil, "send outcome unknown", "the connection broke"),
 		released(recs[4].ID, true),
 		released(recs[5].ID, false),
-		failedTo(recs[6].ID, models.StatusFailed, true, &code, "late", "late"),
+		failedTo(recs[6].ID, models.RecipientFailed, true, &code, "late", "late"),
 	})
 
 	got := map[int]models.CampaignRecipient{}
@@ -51,7 +51,7 @@ func TestSettleRecordsAChunkInOneStatement(t *testing.T) {
 		}
 		got[i] = row
 	}
-	check := func(i int, status string, attempts int, claimed bool) {
+	check := func(i int, status models.RecipientStatus, attempts int, claimed bool) {
 		t.Helper()
 		r := got[i]
 		if r.Status != status || r.Attempts != attempts || (r.ClaimID != nil) != claimed {
@@ -59,12 +59,12 @@ func TestSettleRecordsAChunkInOneStatement(t *testing.T) {
 				status, attempts, claimed)
 		}
 	}
-	check(0, models.StatusSent, 0, true)
-	check(1, models.StatusDelivered, 0, true)
-	check(2, models.StatusFailed, 1, true)
+	check(0, models.RecipientSent, 0, true)
+	check(1, models.RecipientDelivered, 0, true)
+	check(2, models.RecipientFailed, 1, true)
 	check(3, models.RecipientUnknown, 1, true)
-	check(4, models.StatusPending, 1, false)
-	check(5, models.StatusPending, 0, false)
+	check(4, models.RecipientPending, 1, false)
+	check(5, models.RecipientPending, 0, false)
 	check(6, models.RecipientUnknown, 0, true)
 	if p := got[0].PlatformMessageID; p == nil || *p != "wamid.0" || got[0].SentAt == nil {
 		t.Errorf("recipient 0: provider id %v, sent_at %v", p, got[0].SentAt)

@@ -112,7 +112,7 @@ func (s *Service) LaunchTx(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, l 
 			return nil, apperr.Invalidf("recipient %d: %s appears more than once", i+1, number)
 		}
 		seen[number] = true
-		rec := models.CampaignRecipient{OrganizationID: orgID, PhoneNumber: number, Status: models.StatusPending}
+		rec := models.CampaignRecipient{OrganizationID: orgID, PhoneNumber: number, Status: models.RecipientPending}
 		rec.Name, _ = r["name"].(string)
 		rec.Name = strings.TrimSpace(rec.Name)
 		rec.Data.V = map[string]any{}

@@ -92,7 +92,7 @@ var returningAll = clause.Returning{}
 // transition moves a campaign from one of from to the target with a
 // compare-and-set; when another request won the race, it answers 409 with
 // the state it found.
-func (s *Service) transition(ctx context.Context, orgID, id uuid.UUID, from []string, action string, set map[string]any) (*models.Campaign, error) {
+func (s *Service) transition(ctx context.Context, orgID, id uuid.UUID, from []models.CampaignStatus, action string, set map[string]any) (*models.Campaign, error) {
 	set["updated_at"] = s.now()
 	var c models.Campaign
 	res := s.db.WithContext(ctx).Model(&c).Where("id = ? AND organization_id = ? AND status IN ?", id, orgID, from).
@@ -129,9 +129,9 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 	}
 	now := s.now()
 	if c.Status == models.CampaignDraft && c.ScheduledAt != nil && c.ScheduledAt.After(now) {
-		return s.transition(ctx, orgID, id, []string{models.CampaignDraft}, "schedule", map[string]any{"status": models.CampaignScheduled})
+		return s.transition(ctx, orgID, id, []models.CampaignStatus{models.CampaignDraft}, "schedule", map[string]any{"status": models.CampaignScheduled})
 	}
-	started, err := s.transition(ctx, orgID, id, []string{c.Status}, "start", map[string]any{
+	started, err := s.transition(ctx, orgID, id, []models.CampaignStatus{c.Status}, "start", map[string]any{
 		"status": models.CampaignSending, "started_at": gorm.Expr("COALESCE(started_at, ?)", now), "paused_at": nil,
 		"pause_reason": "", "run_generation": gorm.Expr("run_generation + 1")})
 	if err != nil {
@@ -143,14 +143,14 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 
 // Pause stops a sending campaign; its lanes stop within a second.
 func (s *Service) Pause(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
-	return s.transition(ctx, orgID, id, []string{models.CampaignSending}, "pause",
+	return s.transition(ctx, orgID, id, []models.CampaignStatus{models.CampaignSending}, "pause",
 		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": ""})
 }
 
 // Cancel stops a campaign for good. Recipients not sent stay pending.
 func (s *Service) Cancel(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
 	return s.transition(ctx, orgID, id,
-		[]string{models.CampaignDraft, models.CampaignScheduled, models.CampaignSending, models.CampaignPaused}, "cancel",
+		[]models.CampaignStatus{models.CampaignDraft, models.CampaignScheduled, models.CampaignSending, models.CampaignPaused}, "cancel",
 		map[string]any{"status": models.CampaignCancelled, "cancelled_at": s.now()})
 }
 
@@ -171,7 +171,7 @@ func (s *Service) StartDue(ctx context.Context) (int, error) {
 			s.log.Warn("scheduled campaign not ready; paused", "campaign_id", c.ID, "reason", err)
 			set = map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(err.Error(), 500)}
 		}
-		run, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignScheduled}, "start", set)
+		run, err := s.transition(ctx, c.OrganizationID, c.ID, []models.CampaignStatus{models.CampaignScheduled}, "start", set)
 		if apperr.Is(err, apperr.Conflict) {
 			continue // cancelled meanwhile, or another replica started it
 		}

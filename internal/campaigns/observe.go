@@ -27,7 +27,7 @@ type Sent struct {
 	RecipientID       uuid.UUID
 	PhoneNumber       string // E.164
 	PlatformMessageID string
-	Status            string // the recipient's status when the observer is told (sent, or later if a webhook came first)
+	Status            models.RecipientStatus // the recipient's status when the observer is told (sent, or later if a webhook came first)
 }
 
 // CurrentStatuses sets each send's Status to its recipient's status as it
@@ -41,12 +41,12 @@ func (s *Service) CurrentStatuses(ctx context.Context, sent []Sent) error {
 	}
 	var now []struct {
 		ID     uuid.UUID
-		Status string
+		Status models.RecipientStatus
 	}
 	if err := s.db.WithContext(ctx).Raw(`SELECT id, status FROM campaign_recipients WHERE id IN ?`, ids).Scan(&now).Error; err != nil {
 		return err
 	}
-	byID := make(map[uuid.UUID]string, len(now))
+	byID := make(map[uuid.UUID]models.RecipientStatus, len(now))
 	for _, r := range now {
 		byID[r.ID] = r.Status
 	}

@@ -116,7 +116,7 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 			}
 		}
 		row := models.CampaignRecipient{CampaignID: c.ID, OrganizationID: orgID, PhoneNumber: number, Name: strings.TrimSpace(name),
-			Status: models.StatusPending}
+			Status: models.RecipientPending}
 		row.Data.V = data
 		rows = append(rows, row)
 	}

@@ -77,10 +77,10 @@ func TestImport(t *testing.T) {
 		}
 		_, err = svc.Import(ctx, bundle.org.ID, c.ID, []campaigns.RecipientInput{{"phone_number": "+15550107000"}, wide})
 		testfactory.WantError(t, err, apperr.Invalid, "recipients[1] has more than 200 fields: a recipient may have at most 200")
-		for _, status := range []string{models.CampaignScheduled, models.CampaignPaused, models.CampaignCompleted, models.CampaignCancelled} {
+		for _, status := range []models.CampaignStatus{models.CampaignScheduled, models.CampaignPaused, models.CampaignCompleted, models.CampaignCancelled} {
 			bundle.f.DB.Model(&models.Campaign{}).Where("id = ?", c.ID).Update("status", status)
 			_, err = svc.Import(ctx, bundle.org.ID, c.ID, []campaigns.RecipientInput{{"phone_number": "+15550107000"}})
-			testfactory.WantError(t, err, apperr.Conflict, "recipients can only be imported into a draft campaign; this one is "+status)
+			testfactory.WantError(t, err, apperr.Conflict, "recipients can only be imported into a draft campaign; this one is "+string(status))
 		}
 		if n := bundle.f.Count("campaign_recipients", ""); n != 0 {
 			t.Errorf("%d recipients stored by refused imports", n)

@@ -204,7 +204,7 @@ func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation i
 // sending and no newer run took over.
 func (s *Service) stillRunning(ctx context.Context, orgID, id uuid.UUID, generation int) (bool, error) {
 	var cur struct {
-		Status        string
+		Status        models.CampaignStatus
 		RunGeneration int
 	}
 	err := s.retryDB(ctx, "check the campaign's status", func(ctx context.Context) error {
@@ -224,7 +224,7 @@ func (s *Service) autoPause(ctx context.Context, r *run, reason string, account 
 	c := r.campaign
 	s.runs.Delete(c.ID)
 	ctx = context.WithoutCancel(ctx)
-	_, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignSending}, "pause",
+	_, err := s.transition(ctx, c.OrganizationID, c.ID, []models.CampaignStatus{models.CampaignSending}, "pause",
 		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(reason, 500)})
 	switch {
 	case err == nil:

@@ -78,7 +78,7 @@ func TestRun(t *testing.T) {
 		}
 		var failed models.CampaignRecipient
 		bundle.f.DB.Take(&failed, "phone_number = '+15550300007'")
-		if failed.Status != models.StatusFailed || !strings.Contains(failed.ErrorDetail, "2 (field order_id)") || failed.Attempts != 0 {
+		if failed.Status != models.RecipientFailed || !strings.Contains(failed.ErrorDetail, "2 (field order_id)") || failed.Attempts != 0 {
 			t.Errorf("recipient without a value %+v: want failed, naming the field, not an attempt", failed)
 		}
 		if err := svc.Recount(ctx, bundle.org.ID, c.ID); err != nil {
@@ -132,7 +132,7 @@ func TestRun(t *testing.T) {
 		if row.Status != models.CampaignPaused || !strings.Contains(row.PauseReason, "131031") {
 			t.Errorf("campaign %+v: want paused, naming the provider's code", row)
 		}
-		if got := byStatus(t, bundle.f, c.ID); got[models.StatusPending] != 5 {
+		if got := byStatus(t, bundle.f, c.ID); got[models.RecipientPending] != 5 {
 			t.Errorf("recipients %v: want all pending again", got)
 		}
 		var acc models.PlatformAccount

@@ -88,12 +88,12 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 	}
 	values, missing := s.values(r.campaign, r.tmpl, rec)
 	if len(missing) > 0 {
-		return sendResult{}, failedTo(rec.ID, models.StatusFailed, false, nil, "missing values for the template",
+		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "missing values for the template",
 			fmt.Sprintf("the recipient has no value for: %s", strings.Join(missing, ", ")))
 	}
 	t, err := templates.Build(r.tmpl, values)
 	if err != nil {
-		return sendResult{}, failedTo(rec.ID, models.StatusFailed, false, nil, "cannot build the template", err.Error())
+		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "cannot build the template", err.Error())
 	}
 	msg := platform.NewMessage(phone.Digits(rec.PhoneNumber), "template")
 	msg.Template = &t
@@ -107,7 +107,7 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 	pe, ok := platform.AsError(err)
 	switch {
 	case !ok:
-		return sendResult{}, failedTo(rec.ID, models.StatusFailed, false, nil, "cannot send", err.Error())
+		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "cannot send", err.Error())
 	case pe.Code == 0 && pe.Class == platform.Transient:
 		// The connection broke: the provider may have the message.
 		return sendResult{}, failedTo(rec.ID, models.RecipientUnknown, true, nil, "send outcome unknown",
@@ -125,7 +125,7 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 			waitKind: metrics.WaitProviderError}, released(rec.ID, true)
 	default:
 		code := pe.Code
-		return sendResult{}, failedTo(rec.ID, models.StatusFailed, true, &code, pe.Message, pe.Details)
+		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, true, &code, pe.Message, pe.Details)
 	}
 }
 
@@ -178,7 +178,7 @@ func (s *Service) observeSent(ctx context.Context, c *models.Campaign, recs []mo
 	var sent []Sent
 	for _, o := range settled {
 		if o.Kind == settleSent {
-			sent = append(sent, Sent{RecipientID: o.ID, PhoneNumber: phones[o.ID], PlatformMessageID: o.PlatformID, Status: models.StatusSent})
+			sent = append(sent, Sent{RecipientID: o.ID, PhoneNumber: phones[o.ID], PlatformMessageID: o.PlatformID, Status: models.RecipientSent})
 		}
 	}
 	if len(sent) > 0 {

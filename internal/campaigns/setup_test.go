@@ -52,16 +52,16 @@ func load(t *testing.T, f *testfactory.Factory, id uuid.UUID) models.Campaign {
 }
 
 // byStatus counts a campaign's recipients by status.
-func byStatus(t *testing.T, f *testfactory.Factory, id uuid.UUID) map[string]int {
+func byStatus(t *testing.T, f *testfactory.Factory, id uuid.UUID) map[models.RecipientStatus]int {
 	t.Helper()
 	var rows []struct {
-		Status string
+		Status models.RecipientStatus
 		N      int
 	}
 	if err := f.DB.Raw(`SELECT status, count(*) AS n FROM campaign_recipients WHERE campaign_id = ? GROUP BY status`, id).Scan(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
+	out := map[models.RecipientStatus]int{}
 	for _, r := range rows {
 		out[r.Status] = r.N
 	}

@@ -9,21 +9,17 @@ import (
 
 	"wharf/internal/inbound"
 	"wharf/internal/statuses"
+	"wharf/models"
 )
 
-// recipientStatuses applies outcomes to campaign recipients: forward only;
-// a recipient the provider accepted, or whose outcome was unknown, can
-// become sent, delivered, read or failed (failed only before delivery). A
+// recipientStatuses applies outcomes to campaign recipients: forward only
+// (statuses.Stages); a recipient being sent, or whose outcome was unknown,
+// moves as a message pending does (a pending recipient was not sent). A
 // send whose answer was lost is found through the recipient id it put in
 // the callback data (after CallbackPrefix).
 var recipientStatuses = statuses.Table{
 	Name: "campaign_recipients", Alias: "r",
-	Next: `(CASE
-        WHEN v.final = 'failed'    AND r.status IN ('sending', 'sent', 'unknown')              THEN 'failed'
-        WHEN v.final = 'read'      AND r.status IN ('sending', 'sent', 'delivered', 'unknown') THEN 'read'
-        WHEN v.final = 'delivered' AND r.status IN ('sending', 'sent', 'unknown')              THEN 'delivered'
-        WHEN v.final = 'sent'      AND r.status IN ('sending', 'unknown')                      THEN 'sent'
-        ELSE r.status END)`,
+	Stages:    statuses.Stages{BeforeSend: []string{string(models.RecipientSending), string(models.RecipientUnknown)}},
 	Scope:     "r.organization_id = @org",
 	Returning: "r.campaign_id",
 	CallbackID: func(cb string) (uuid.UUID, bool) {

@@ -79,10 +79,10 @@ func TestRecipientStatuses(t *testing.T) {
 		apply(t, svc, bundle, platform.Status{ID: "wamid.0", Status: "read"}, failed)
 		apply(t, svc, bundle, platform.Status{ID: "wamid.0", Status: "delivered"}, platform.Status{ID: "wamid.1", Status: "delivered"})
 		apply(t, svc, bundle, platform.Status{ID: "wamid.0", Status: "failed"})
-		if r := status(t, bundle, 0); r.Status != models.StatusRead || r.DeliveredAt == nil || r.FailedAt != nil {
+		if r := status(t, bundle, 0); r.Status != models.RecipientRead || r.DeliveredAt == nil || r.FailedAt != nil {
 			t.Errorf("recipient 0 %+v: want read, delivered at set, never failed", r)
 		}
-		if r := status(t, bundle, 1); r.Status != models.StatusFailed || r.ErrorCode == nil || *r.ErrorCode != 131026 {
+		if r := status(t, bundle, 1); r.Status != models.RecipientFailed || r.ErrorCode == nil || *r.ErrorCode != 131026 {
 			t.Errorf("recipient 1 %+v: want failed with the code, a late delivered ignored", r)
 		}
 	})
@@ -94,7 +94,7 @@ func TestRecipientStatuses(t *testing.T) {
 		unmatched, after := apply(t, svc, bundle, platform.Status{ID: "wamid.late", Status: "delivered",
 			BizOpaqueCallbackData: campaigns.CallbackPrefix + bundle.recipients[2].ID.String()})
 		r := status(t, bundle, 2)
-		if unmatched != 0 || r.Status != models.StatusDelivered || r.PlatformMessageID == nil || *r.PlatformMessageID != "wamid.late" || r.ErrorTitle != "" {
+		if unmatched != 0 || r.Status != models.RecipientDelivered || r.PlatformMessageID == nil || *r.PlatformMessageID != "wamid.late" || r.ErrorTitle != "" {
 			t.Errorf("recipient %+v (%d unmatched): want delivered with the provider's id and no error", r, unmatched)
 		}
 		if after == nil {
@@ -116,7 +116,7 @@ func TestRecipientStatuses(t *testing.T) {
 		if unmatched != 2 {
 			t.Errorf("%d unmatched, want both passed on", unmatched)
 		}
-		if got := byStatus(t, bundle.f, theirs.ID); got[models.StatusPending] != 1 || byStatus(t, bundle.f, bundle.campaign.ID)[models.StatusPending] != 3 {
+		if got := byStatus(t, bundle.f, theirs.ID); got[models.RecipientPending] != 1 || byStatus(t, bundle.f, bundle.campaign.ID)[models.RecipientPending] != 3 {
 			t.Error("a recipient was settled by a status that is not its")
 		}
 	})

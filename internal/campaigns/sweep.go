@@ -53,7 +53,7 @@ func (s *Service) Sweep(ctx context.Context) (*SweepResult, error) {
 			since = last.LastClaim
 		}
 		if last.Pending > 0 && since != nil && s.now().Sub(*since) > s.cfg.StallAfter {
-			restarted, err := s.transition(ctx, c.OrganizationID, c.ID, []string{models.CampaignSending}, "restart",
+			restarted, err := s.transition(ctx, c.OrganizationID, c.ID, []models.CampaignStatus{models.CampaignSending}, "restart",
 				map[string]any{"run_generation": gorm.Expr("run_generation + 1")})
 			if err == nil {
 				s.log.Warn("campaign stalled; fresh lanes started", "campaign_id", c.ID, "pending", last.Pending)

@@ -178,7 +178,7 @@ func (s *statusMatcher) ApplyStatuses(_ context.Context, _ *gorm.DB, b inbound.S
 	var got []string
 	var rest []*statuses.Outcome
 	for _, o := range b.Outcomes {
-		got = append(got, o.PlatformID+"/"+o.Final)
+		got = append(got, o.PlatformID+"/"+string(o.Final))
 		if o.PlatformID != s.match {
 			rest = append(rest, o)
 		}

@@ -34,7 +34,7 @@ type TemplateInput struct {
 type Queued struct {
 	MessageID    uuid.UUID
 	PhoneNumber  string
-	Status       string
+	Status       models.MessageStatus
 	TemplateName string
 }
 

@@ -20,7 +20,7 @@ import (
 type Sent struct {
 	ID                uuid.UUID
 	PlatformMessageID string
-	Status            string
+	Status            models.MessageStatus
 }
 
 // outbound is a prepared synchronous send.

@@ -56,7 +56,7 @@ func wrote(t *testing.T, f *testfactory.Factory, c models.Contact, d time.Durati
 
 // outgoing stores a message sent to the contact from its account, with
 // provider id pid ("" for a send whose answer was lost) and status.
-func outgoing(t *testing.T, f *testfactory.Factory, c models.Contact, pid, status string) models.Message {
+func outgoing(t *testing.T, f *testfactory.Factory, c models.Contact, pid string, status models.MessageStatus) models.Message {
 	t.Helper()
 	m := models.Message{ID: uuid.New(), OrganizationID: c.OrganizationID, ContactID: c.ID, AccountID: c.AccountID,
 		Direction: models.DirectionOutgoing, Type: "text", Status: status, OccurredAt: time.Now()}

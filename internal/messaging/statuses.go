@@ -8,19 +8,15 @@ import (
 
 	"wharf/internal/inbound"
 	"wharf/internal/statuses"
+	"wharf/models"
 )
 
-// messageStatuses applies outcomes to outbound messages: forward only, and
-// failed only from pending or sent. A send whose answer was lost is found
+// messageStatuses applies outcomes to outbound messages: forward only from
+// pending (statuses.Stages). A send whose answer was lost is found
 // through the message id it put in the callback data.
 var messageStatuses = statuses.Table{
 	Name: "messages", Alias: "m",
-	Next: `(CASE
-        WHEN v.final = 'failed'    AND m.status IN ('pending', 'sent')              THEN 'failed'
-        WHEN v.final = 'read'      AND m.status IN ('pending', 'sent', 'delivered') THEN 'read'
-        WHEN v.final = 'delivered' AND m.status IN ('pending', 'sent')              THEN 'delivered'
-        WHEN v.final = 'sent'      AND m.status = 'pending'                         THEN 'sent'
-        ELSE m.status END)`,
+	Stages:    statuses.Stages{BeforeSend: []string{string(models.StatusPending)}},
 	Scope:     "m.organization_id = @org AND m.account_id = @acc",
 	Returning: "m.id",
 	CallbackID: func(cb string) (uuid.UUID, bool) {

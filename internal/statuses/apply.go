@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wharf/models"
 )
 
 // Table says how outcomes apply to one table of sent messages. Rows are
@@ -15,10 +17,10 @@ import (
 type Table struct {
 	Name  string // the table, e.g. "messages"
 	Alias string // its alias in the statements, e.g. "m"
-	// Next is the SQL expression of a row's next status, computed from
-	// Alias.status and v.final (the outcome's furthest status). It yields
-	// Alias.status when the outcome does not move the row forward.
-	Next string
+	// Stages names the table's statuses before the send; the statement
+	// that moves a row forward is written from them and the one order
+	// (order.go).
+	Stages Stages
 	// Scope restricts the rows (tenant, account) with the named parameters
 	// @org and @acc.
 	Scope string
@@ -38,7 +40,9 @@ type Applier struct {
 
 // NewApplier prepares the statements of t.
 func NewApplier(t Table) *Applier {
-	r := strings.NewReplacer("{t}", t.Name, "{a}", t.Alias, "{next}", t.Next, "{scope}", t.Scope, "{ret}", t.Returning)
+	r := strings.NewReplacer("{t}", t.Name, "{a}", t.Alias, "{next}", t.Stages.NextSQL(t.Alias), "{scope}", t.Scope, "{ret}", t.Returning,
+		"{sent}", quoteAll(append(Reached(models.StatusSent), string(models.StatusFailed))), "{delivered}", quoteAll(Reached(models.StatusDelivered)),
+		"{read}", quoteAll(Reached(models.StatusRead)), "{failed}", quote(string(models.StatusFailed)), "{unknown}", quote(string(models.RecipientUnknown)))
 	return &Applier{t: t,
 		lock:      r.Replace(lockSQL),
 		update:    r.Replace(updateSQL),
@@ -73,13 +77,13 @@ WITH v AS (
 )
 UPDATE {t} {a} SET
     status       = {next},
-    sent_at      = CASE WHEN {next} IN ('sent', 'delivered', 'read', 'failed') THEN COALESCE({a}.sent_at, v.sent_at, v.delivered_at, v.read_at) ELSE {a}.sent_at END,
-    delivered_at = CASE WHEN {next} IN ('delivered', 'read') THEN COALESCE({a}.delivered_at, v.delivered_at, v.read_at) ELSE {a}.delivered_at END,
-    read_at      = CASE WHEN {next} = 'read' THEN COALESCE({a}.read_at, v.read_at) ELSE {a}.read_at END,
-    failed_at    = CASE WHEN {next} = 'failed' THEN v.failed_at ELSE {a}.failed_at END,
-    error_code   = CASE WHEN {next} = 'failed' THEN v.error_code ELSE {a}.error_code END,
-    error_title  = CASE WHEN {next} = 'failed' THEN COALESCE(v.error_title, '') WHEN {a}.status = 'unknown' THEN '' ELSE {a}.error_title END,
-    error_detail = CASE WHEN {next} = 'failed' THEN COALESCE(v.error_detail, '') WHEN {a}.status = 'unknown' THEN '' ELSE {a}.error_detail END,
+    sent_at      = CASE WHEN {next} IN ({sent}) THEN COALESCE({a}.sent_at, v.sent_at, v.delivered_at, v.read_at) ELSE {a}.sent_at END,
+    delivered_at = CASE WHEN {next} IN ({delivered}) THEN COALESCE({a}.delivered_at, v.delivered_at, v.read_at) ELSE {a}.delivered_at END,
+    read_at      = CASE WHEN {next} IN ({read}) THEN COALESCE({a}.read_at, v.read_at) ELSE {a}.read_at END,
+    failed_at    = CASE WHEN {next} = {failed} THEN v.failed_at ELSE {a}.failed_at END,
+    error_code   = CASE WHEN {next} = {failed} THEN v.error_code ELSE {a}.error_code END,
+    error_title  = CASE WHEN {next} = {failed} THEN COALESCE(v.error_title, '') WHEN {a}.status = {unknown} THEN '' ELSE {a}.error_title END,
+    error_detail = CASE WHEN {next} = {failed} THEN COALESCE(v.error_detail, '') WHEN {a}.status = {unknown} THEN '' ELSE {a}.error_detail END,
     updated_at   = now()
 FROM v
 WHERE {a}.platform_message_id = v.platform_message_id AND {scope} AND {next} <> {a}.status

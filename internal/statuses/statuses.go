@@ -12,27 +12,30 @@ import (
 	"wharf/platform"
 )
 
-// rank orders the statuses a message moves through.
-var rank = map[string]int{models.StatusPending: 0, models.StatusSent: 1, models.StatusDelivered: 2, models.StatusRead: 3}
-
 // Outcome is what a batch of statuses amounts to for one provider message
 // id: the furthest status, when each stage was first reached, and the error
 // of a failure. It is computed once per batch, so that a message's sent,
 // delivered and read in one batch become one row update. The JSON names are
 // those the apply statement reads (jsonb_to_recordset).
 type Outcome struct {
-	PlatformID  string            `json:"platform_message_id"`
-	Final       string            `json:"final"`
-	SentAt      *time.Time        `json:"sent_at"`
-	DeliveredAt *time.Time        `json:"delivered_at"`
-	ReadAt      *time.Time        `json:"read_at"`
-	FailedAt    *time.Time        `json:"failed_at"`
-	ErrorCode   *int              `json:"error_code"`
-	ErrorTitle  string            `json:"error_title"`
-	ErrorDetail string            `json:"error_detail"`
-	Callback    string            `json:"-"` // biz_opaque_callback_data: the id of our row, for a send whose answer was lost
-	Statuses    []platform.Status `json:"-"`
+	PlatformID  string               `json:"platform_message_id"`
+	Final       models.MessageStatus `json:"final"`
+	SentAt      *time.Time           `json:"sent_at"`
+	DeliveredAt *time.Time           `json:"delivered_at"`
+	ReadAt      *time.Time           `json:"read_at"`
+	FailedAt    *time.Time           `json:"failed_at"`
+	ErrorCode   *int                 `json:"error_code"`
+	ErrorTitle  string               `json:"error_title"`
+	ErrorDetail string               `json:"error_detail"`
+	Callback    string               `json:"-"` // biz_opaque_callback_data: the id of our row, for a send whose answer was lost
+	Statuses    []platform.Status    `json:"-"`
 }
+
+// The ranks of the stages Reduce times (order.go).
+var (
+	deliveredRank, _ = rankOf(string(models.StatusDelivered))
+	readRank, _      = rankOf(string(models.StatusRead))
+)
 
 // Reduce folds statuses into one Outcome per message, in first-seen order:
 // the earliest time each stage was reached (a read implies delivered and
@@ -49,8 +52,9 @@ func Reduce(statuses []platform.Status, now time.Time) []*Outcome {
 		}
 	}
 	for _, st := range statuses {
-		r, known := rank[st.Status]
-		if !known && st.Status != models.StatusFailed {
+		failed := st.Status == string(models.StatusFailed)
+		r, known := rankOf(st.Status)
+		if !known && !failed {
 			continue
 		}
 		o, ok := byID[st.ID]
@@ -65,13 +69,13 @@ func Reduce(statuses []platform.Status, now time.Time) []*Outcome {
 		}
 		at := unixTime(st.Timestamp, now)
 		switch {
-		case st.Status == models.StatusFailed:
+		case failed:
 			earliest(&o.FailedAt, at)
 			o.ErrorCode, o.ErrorTitle, o.ErrorDetail = errCode(st), errTitle(st), errDetail(st)
-		case r >= 3:
+		case r >= readRank:
 			earliest(&o.ReadAt, at)
 			fallthrough
-		case r >= 2:
+		case r >= deliveredRank:
 			earliest(&o.DeliveredAt, at)
 			fallthrough
 		default:

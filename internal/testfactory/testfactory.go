@@ -195,7 +195,7 @@ func (f *Factory) Campaign(tmpl models.Template, n int, opts ...func(*models.Cam
 	recs := make([]models.CampaignRecipient, n)
 	for i := range recs {
 		recs[i] = models.CampaignRecipient{ID: uuid.New(), CampaignID: c.ID, OrganizationID: c.OrganizationID,
-			PhoneNumber: fmt.Sprintf("+1555030%04d", i), Name: fmt.Sprintf("Recipient %d", i), Status: models.StatusPending}
+			PhoneNumber: fmt.Sprintf("+1555030%04d", i), Name: fmt.Sprintf("Recipient %d", i), Status: models.RecipientPending}
 		recs[i].Data.V = map[string]any{"order_id": fmt.Sprintf("A-%d", i)}
 	}
 	if n > 0 {

@@ -70,9 +70,9 @@ func (s *Service) applyOutcome(ctx context.Context, tx *gorm.DB, b inbound.Statu
 	if str(doc.Get("message_id")) == "" {
 		change["message_id"] = o.PlatformID
 	}
-	if forward(str(doc.Get("status")), o.Final) {
-		change["status"] = o.Final
-		if o.Final == StatusFailed {
+	if final := string(o.Final); forward(str(doc.Get("status")), final) {
+		change["status"] = final
+		if final == StatusFailed {
 			change["error"] = o.ErrorTitle
 			if o.ErrorDetail != "" {
 				change["error"] = o.ErrorTitle + ": " + o.ErrorDetail

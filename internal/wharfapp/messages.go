@@ -14,6 +14,7 @@ import (
 	"wharf/internal/docframe"
 	"wharf/internal/messaging"
 	"wharf/internal/phone"
+	"wharf/internal/statuses"
 )
 
 // messageHook sends Outgoing Platform Messages through the core: before
@@ -262,22 +263,12 @@ func buttons(v any) ([]button, error) {
 	return out, nil
 }
 
-// statusRank orders statuses: a status moves forward only; failed ends
-// a message not delivered.
-var statusRank = map[string]int{StatusQueued: 0, StatusSent: 1, StatusDelivered: 2, StatusRead: 3, StatusFailed: 1}
+// messageStages is the status order (internal/statuses) of Platform
+// Messages: Queued (or no status yet) before the send.
+var messageStages = statuses.Stages{BeforeSend: []string{StatusQueued, ""}}
 
-func forward(from, to string) bool {
-	if from == to {
-		return false
-	}
-	if to == StatusFailed {
-		return from == StatusQueued || from == StatusSent || from == ""
-	}
-	if from == StatusFailed {
-		return false
-	}
-	return statusRank[to] > statusRank[from]
-}
+// forward tells whether a Platform Message's status moves from from to to.
+func forward(from, to string) bool { return messageStages.Forward(from, to) }
 
 // notFound is get_message_status's refusal (404 DoesNotExistError).
 func notFound(id string) error {

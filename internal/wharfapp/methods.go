@@ -98,10 +98,10 @@ func (s *Service) settle(ctx context.Context, orgID uuid.UUID, name string, m *m
 			change["message_id"] = id
 		}
 		status := str(doc.Get("status"))
-		if forward(status, m.Status) {
-			change["status"] = m.Status
-			status = m.Status
-			if m.Status == StatusFailed {
+		if next := string(m.Status); forward(status, next) {
+			change["status"] = next
+			status = next
+			if next == StatusFailed {
 				change["error"] = m.ErrorTitle
 			}
 		}

@@ -72,8 +72,8 @@ func (s *Service) CampaignSent(ctx context.Context, c *models.Campaign, sent []c
 	}
 	recorded := make([]string, len(sent))
 	for i, m := range sent {
-		s.recorder.RecordBulkSend(ctx, c.OrganizationID, name, m.PhoneNumber, m.PlatformMessageID, m.Status)
-		recorded[i] = m.Status
+		s.recorder.RecordBulkSend(ctx, c.OrganizationID, name, m.PhoneNumber, m.PlatformMessageID, string(m.Status))
+		recorded[i] = string(m.Status)
 	}
 	// A status applied to the campaign between the read above and a
 	// record's commit found no document: read again now that every record
@@ -83,8 +83,8 @@ func (s *Service) CampaignSent(ctx context.Context, c *models.Campaign, sent []c
 		return
 	}
 	for i, m := range sent {
-		if m.Status != recorded[i] {
-			s.recorder.BulkSendStatus(ctx, c.OrganizationID, m.PlatformMessageID, m.Status)
+		if string(m.Status) != recorded[i] {
+			s.recorder.BulkSendStatus(ctx, c.OrganizationID, m.PlatformMessageID, string(m.Status))
 		}
 	}
 }
