@@ -4,8 +4,10 @@
 // consumer): strictly in arrival order per contact, exactly once.
 //
 // Files: settings.go, rules.go (keyword rules and their matching),
-// contexts.go (AI contexts), flows.go (conversation flows and their
-// validation), sessions.go (sessions and a contact's session data),
+// contexts.go (AI contexts), flows.go (conversation flows), steps.go (the
+// step registry and the checks every step shares), step_<kind>.go (each
+// step kind: its checks, what it does when reached, how it takes the
+// answer), sessions.go (sessions and a contact's session data),
 // consumer.go (the inbound consumer and the inbox), evaluate.go (the order
 // of evaluation), run.go (walking a flow), ai.go (the model's reply),
 // aikey.go (the organization's AI key and where it may go), slots.go (each
