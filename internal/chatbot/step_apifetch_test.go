@@ -71,7 +71,7 @@ func TestAPIFetchStep(t *testing.T) {
 				ResponseMapping: map[string]string{"body": "body", "q": "q", "auth": "auth", "method": "method"}}),
 			next: stepGoesOn, replies: []messaging.Reply{{Text: "Hi  "}},
 			want: vars(t, map[string]any{"x": `a"b`, "body": `{"a": "a\"b"}`, "q": `a"b`, "auth": `k a"b`, "method": "POST"})},
-		{name: "no config only replies", step: step("", nil), next: stepGoesOn, replies: []messaging.Reply{{Text: "Hi  "}}, want: vars(t, nil)},
+		{name: "no config only replies", step: step("", nil), next: stepGoesOn, replies: []messaging.Reply{{Text: "Hi  "}}, want: vars(t, map[string]any{})},
 	})
 	withButtons := step("select", get("/"))
 	withButtons.Buttons = buttons("A")

@@ -1,7 +1,9 @@
 package chatbot
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -41,7 +43,9 @@ func TestTransferStep(t *testing.T) {
 			}},
 	})
 	fresh := func(t *testing.T, env *stepEnv) {
-		env.contact = testfactory.New(t, env.db).Contact(env.org, nil, func(c *models.Contact) { c.Name = "Ann" })
+		env.contact = testfactory.New(t, env.db).Contact(env.org, nil, func(c *models.Contact) {
+			c.Name, c.PhoneNumber = "Ann", fmt.Sprintf("+1555%07d", time.Now().UnixNano()%1e7)
+		})
 	}
 	transferred := func(team *uuid.UUID, notes string) func(*testing.T, *stepEnv, *models.ChatbotSession) {
 		return func(t *testing.T, env *stepEnv, sess *models.ChatbotSession) {

@@ -40,9 +40,13 @@ func newStepEnv(t *testing.T) *stepEnv {
 	return &stepEnv{s: s, db: db, org: org.ID, contact: c}
 }
 
-// session stores a session of the contact (no flow) with vars.
+// session stores a session of the contact (no flow) with vars, ending the
+// one before (a contact has one active session).
 func (env *stepEnv) session(t *testing.T, vars map[string]any) *models.ChatbotSession {
 	t.Helper()
+	if err := env.db.Exec(`UPDATE chatbot_sessions SET ended_at = now() WHERE contact_id = ? AND ended_at IS NULL`, env.contact.ID).Error; err != nil {
+		t.Fatal(err)
+	}
 	sess := &models.ChatbotSession{ID: uuid.New(), OrganizationID: env.org, ContactID: env.contact.ID, FlowName: "test",
 		StartedAt: env.s.now(), LastActivity: env.s.now()}
 	sess.Variables.V = map[string]any{}
