@@ -61,6 +61,7 @@ import (
 	"wharf/internal/messaging"
 	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
+	"wharf/internal/outbound"
 	"wharf/internal/pflows"
 	"wharf/internal/ratelimit"
 	"wharf/internal/safehttp"
@@ -206,8 +207,11 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
 	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
+	// Every message leaves through one sender: one budget per account in
+	// Redis paces replies, API sends and campaigns together.
+	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m, Log: log})
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
-		Webhooks: d.Webhooks, Provider: provider, Enqueuer: in.Enq, Policy: policy, Log: log})
+		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// The messaging integration's base and its bulk messages come before
 	// the campaigns: a bulk message is a campaign underneath and observes it
@@ -219,8 +223,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
 	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
 		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
-	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Provider: provider,
-		Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), Metrics: m, Log: log, Observer: d.Bulk, Config: campaigns.Config{Lanes: cc.Lanes,
+	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
+		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)

@@ -7,7 +7,6 @@ import (
 
 	"wharf/api/web"
 	"wharf/internal/accounts"
-	"wharf/internal/campaigns"
 	"wharf/models"
 )
 
@@ -46,7 +45,7 @@ func toAccountSummary(a models.PlatformAccount) accountSummary {
 
 func toAccountDetail(a *accounts.Account) accountDetail {
 	return accountDetail{accountSummary: toAccountSummary(a.PlatformAccount), AccessToken: a.AccessToken,
-		MessagingTier: campaigns.EffectiveTier(&a.PlatformAccount), MessagingTierOverride: a.MessagingTierOverride,
+		MessagingTier: accounts.EffectiveTier(&a.PlatformAccount), MessagingTierOverride: a.MessagingTierOverride,
 		WebhookVerifyToken: a.WebhookVerifyToken, QualityRating: a.QualityRating, MessagingLimit: a.MessagingLimit,
 		VerifiedName: a.VerifiedName, IsCoexistence: a.IsCoexistence, LastError: a.LastError, VerifiedAt: web.UTCPtr(a.VerifiedAt),
 		UpdatedAt: web.UTC(a.UpdatedAt)}

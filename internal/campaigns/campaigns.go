@@ -1,8 +1,9 @@
 // Package campaigns owns bulk template sends: campaigns, their recipients,
 // the state machine (every transition a compare-and-set), and the sending
-// pipeline: lanes in the worker that claim one recipient at a time, paced
-// per account by messaging tier in Redis, and settle each recipient exactly
-// once. docs/CAMPAIGNS.md explains it for operators.
+// pipeline: lanes in the worker that claim recipients, send them through
+// the outbound.Sender (paced per account by messaging tier, from the budget
+// every kind of send shares, after replies and API sends), and settle each
+// recipient exactly once. docs/CAMPAIGNS.md explains it for operators.
 package campaigns
 
 import (
@@ -18,6 +19,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/metrics"
+	"wharf/internal/outbound"
 	"wharf/internal/paging"
 	"wharf/internal/ratelimit"
 	"wharf/internal/statuses"
@@ -41,9 +43,8 @@ type Service struct {
 	db        *gorm.DB
 	accounts  *accounts.Service
 	templates *templates.Service
-	provider  *platform.Client
+	sender    *outbound.Sender
 	enq       *jobs.Enqueuer
-	limiter   *ratelimit.Limiter
 	statuses  *statuses.Applier
 	metrics   *metrics.Set
 	cfg       Config
@@ -62,11 +63,15 @@ type Deps struct {
 	Accounts  *accounts.Service
 	Templates *templates.Service
 	Provider  *platform.Client
-	Enqueuer  *jobs.Enqueuer
-	Limiter   *ratelimit.Limiter
-	Metrics   *metrics.Set // sends by outcome and lane waits (nil: none)
-	Config    Config
-	Log       *slog.Logger
+	// Sender is the one way messages leave (internal/outbound), shared
+	// with the other domains that send; nil: one over Provider, Limiter,
+	// Accounts and Metrics.
+	Sender   *outbound.Sender
+	Enqueuer *jobs.Enqueuer
+	Limiter  *ratelimit.Limiter
+	Metrics  *metrics.Set // sends by outcome and lane waits (nil: none)
+	Config   Config
+	Log      *slog.Logger
 	// Observer follows campaigns' sends and recounts (nil: none). An
 	// observer that also drives campaigns (bulk messages) implements
 	// CampaignsBinder and is handed the service by NewService.
@@ -75,8 +80,11 @@ type Deps struct {
 
 // NewService wires the campaigns domain.
 func NewService(d Deps) *Service {
-	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, provider: d.Provider, enq: d.Enqueuer,
-		limiter: d.Limiter, statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
+	if d.Sender == nil {
+		d.Sender = outbound.New(outbound.Deps{Provider: d.Provider, Limiter: d.Limiter, Accounts: d.Accounts, Metrics: d.Metrics, Log: d.Log})
+	}
+	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
+		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
 		observer: d.Observer, now: func() time.Time { return time.Now().UTC() }}
 	if b, ok := d.Observer.(CampaignsBinder); ok {
 		b.BindCampaigns(s)
@@ -228,32 +236,4 @@ func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
 		return apperr.Conflictf("the campaign is sending: pause or cancel it before deleting it")
 	}
 	return nil
-}
-
-// Tier rates: messages per second a campaign may send for an account's
-// messaging tier; 0 means no limit of ours (the provider's throughput cap
-// still applies). Unknown tiers get the lowest rate.
-var tierRates = map[string]int{
-	"TIER_50": 10, "TIER_250": 10, "TIER_1K": 10, "TIER_2K": 10,
-	"TIER_10K": 30, "TIER_100K": 80, "TIER_UNLIMITED": 0,
-}
-
-// EffectiveTier is the tier that paces an account: its override, else the
-// tier the provider reports, else TIER_1K.
-func EffectiveTier(a *models.PlatformAccount) string {
-	switch {
-	case a.MessagingTierOverride != "":
-		return a.MessagingTierOverride
-	case a.MessagingLimit != "":
-		return a.MessagingLimit
-	}
-	return "TIER_1K"
-}
-
-// RateFor returns the messages per second of a tier (0: unlimited).
-func RateFor(tier string) int {
-	if r, ok := tierRates[strings.ToUpper(tier)]; ok {
-		return r
-	}
-	return 10
 }

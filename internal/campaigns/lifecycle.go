@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/templates"
 	"wharf/jobs"
@@ -206,7 +207,7 @@ func (s *Service) lanesFor(ctx context.Context, c *models.Campaign) int {
 		return 1 // it will pause itself with the reason
 	}
 	a, err := s.accounts.Get(ctx, c.OrganizationID, *c.AccountID)
-	if err != nil || RateFor(EffectiveTier(&a.PlatformAccount)) == 0 {
+	if err != nil || accounts.Rate(&a.PlatformAccount) == 0 {
 		return s.cfg.Lanes
 	}
 	return min(s.cfg.Lanes, pacedLanes)

@@ -7,11 +7,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/metrics"
+	"wharf/internal/outbound"
 	"wharf/jobs"
 	"wharf/models"
-	"wharf/platform"
 )
 
 // Lane tuning.
@@ -23,14 +24,12 @@ const (
 	// pacedLanes is how many lanes a paced campaign runs: one keeps the pace
 	// (it sends what accrued since its last run, concurrently); the second
 	// takes over while the first is between runs or lost with its worker.
+	// The account's budget (internal/outbound) holds one second's worth:
+	// a lane that finds no token hands its slot back until the next one is
+	// due, and asynq brings it back up to about 1.3 s later (delayed tasks
+	// have whole-second scores, moved every 250 ms); the second lane, out
+	// of step with the first, takes what accrued meanwhile.
 	pacedLanes = 2
-	// burstSeconds is how much of a paced campaign's allowance may accrue
-	// while its lanes are between runs. A lane that finds no token hands its
-	// slot back until the next one is due; asynq keeps delayed tasks with
-	// whole-second scores and moves them every 250 ms, so a lane comes back
-	// up to about 1.3 s after it asked; two seconds' worth loses none of the
-	// rate.
-	burstSeconds = 2
 	// maxSendsAtOnce bounds the concurrent provider calls of one lane.
 	maxSendsAtOnce = 16
 	// sliceLength is how long an unpaced lane keeps its worker slot before
@@ -50,10 +49,9 @@ const CallbackPrefix = "r:"
 // run is what a lane needs for one campaign run.
 type run struct {
 	campaign *models.Campaign
-	creds    platform.Creds
+	account  *accounts.Account
 	tmpl     *models.Template
 	rate     int // messages per second; 0: no pace of ours
-	rateKey  string
 }
 
 // cachedRun is a run loaded by this process.
@@ -71,8 +69,10 @@ type cachedRun struct {
 // ctx ends (worker shutdown: the task goes back to the queue).
 //
 // A lane never holds its worker slot while it waits. A paced campaign takes
-// what its tier allowance accrued (a token bucket in Redis shared by every
-// worker), sends that many recipients at once and, when no token is left,
+// what its account's budget accrued (outbound.Sender.Take: a budget in
+// Redis shared by every worker and every kind of send, campaigns taking
+// only what replies and API sends leave), sends that many recipients at
+// once and, when no token is left,
 // returns a jobs.RateLimited with the time until the next token: asynq
 // re-enqueues it without counting a failure and the slot serves other
 // campaigns meanwhile. An unpaced lane sends maxSendsAtOnce recipients at a
@@ -95,8 +95,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 		n := maxSendsAtOnce
 		if r.rate > 0 {
 			if tokens == 0 {
-				burst := r.rate * burstSeconds
-				got, wait, err := s.limiter.Take(ctx, r.rateKey, r.rate, burst, burst)
+				got, wait, err := s.sender.Take(ctx, &r.account.PlatformAccount, outbound.Campaign, r.rate)
 				if err != nil {
 					return err
 				}
@@ -115,7 +114,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 			started = time.Now()
 		}
 		if time.Since(time.Unix(0, cr.checked.Load())) >= statusCheckEvery {
-			running, err := s.stillRunning(ctx, orgID, campaignID, generation)
+			running, err := s.stillRunning(ctx, r, generation)
 			if err != nil || !running {
 				return err
 			}
@@ -130,7 +129,7 @@ func (s *Service) RunLane(ctx context.Context, orgID, campaignID uuid.UUID, gene
 		case err != nil:
 			return err
 		case out.stop != "":
-			s.autoPause(ctx, r, out.stop, out.account)
+			s.autoPause(ctx, r, out.stop)
 			return nil
 		case out.claimed == 0:
 			s.runs.Delete(campaignID)
@@ -185,7 +184,7 @@ func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation i
 		if apperr.KindOf(err) == apperr.Internal {
 			return nil, err
 		}
-		s.autoPause(ctx, &run{campaign: c}, err.Error(), false)
+		s.autoPause(ctx, &run{campaign: c}, err.Error())
 		return nil, nil
 	}
 	a, err := s.accounts.Get(ctx, orgID, *c.AccountID)
@@ -196,31 +195,46 @@ func (s *Service) prepare(ctx context.Context, orgID, id uuid.UUID, generation i
 	if err != nil {
 		return nil, err
 	}
-	return &run{campaign: c, creds: a.Creds(), tmpl: t, rate: RateFor(EffectiveTier(&a.PlatformAccount)),
-		rateKey: "campaign-rate:" + a.ID.String()}, nil
+	return &run{campaign: c, account: a, tmpl: t, rate: accounts.Rate(&a.PlatformAccount)}, nil
 }
 
 // stillRunning reports whether the lane's run is current: the campaign is
-// sending and no newer run took over.
-func (s *Service) stillRunning(ctx context.Context, orgID, id uuid.UUID, generation int) (bool, error) {
+// sending and no newer run took over. A campaign whose account stopped
+// being active (the provider refused it on some other send: outbound marks
+// it) is paused here, with the account's reason.
+func (s *Service) stillRunning(ctx context.Context, r *run, generation int) (bool, error) {
+	c := r.campaign
 	var cur struct {
 		Status        models.CampaignStatus
 		RunGeneration int
+		AccountStatus *string
+		LastError     string
 	}
 	err := s.retryDB(ctx, "check the campaign's status", func(ctx context.Context) error {
 		cur.Status = ""
-		return s.db.WithContext(ctx).Raw(`SELECT status, run_generation FROM campaigns WHERE id = ? AND organization_id = ?`, id, orgID).
-			Scan(&cur).Error
+		return s.db.WithContext(ctx).Raw(`SELECT c.status, c.run_generation, a.status AS account_status, COALESCE(a.last_error, '') AS last_error
+			FROM campaigns c LEFT JOIN platform_accounts a ON a.id = c.account_id AND a.organization_id = c.organization_id
+			WHERE c.id = ? AND c.organization_id = ?`, c.ID, c.OrganizationID).Scan(&cur).Error
 	})
-	return cur.Status == models.CampaignSending && cur.RunGeneration == generation, err
+	running := cur.Status == models.CampaignSending && cur.RunGeneration == generation
+	if err != nil || !running {
+		return false, err
+	}
+	if cur.AccountStatus == nil || *cur.AccountStatus != models.AccountActive {
+		reason := "the campaign's account is not active"
+		if cur.LastError != "" {
+			reason = cur.LastError
+		}
+		s.autoPause(ctx, r, reason)
+		return false, nil
+	}
+	return true, nil
 }
 
 // autoPause pauses a sending campaign that cannot go on, with the reason for
-// the admin; an account problem also marks the account disconnected. The
-// campaign is paused first: another lane that found the account
-// disconnected before the pause would pause it with a reason that hides the
-// provider's.
-func (s *Service) autoPause(ctx context.Context, r *run, reason string, account bool) {
+// the admin. An account the provider refused was marked disconnected by the
+// outbound sender with the same reason.
+func (s *Service) autoPause(ctx context.Context, r *run, reason string) {
 	c := r.campaign
 	s.runs.Delete(c.ID)
 	ctx = context.WithoutCancel(ctx)
@@ -231,10 +245,5 @@ func (s *Service) autoPause(ctx context.Context, r *run, reason string, account 
 		s.log.Warn("campaign paused", "campaign_id", c.ID, "reason", reason)
 	case !apperr.Is(err, apperr.Conflict): // a conflict: another lane paused it first
 		s.log.Error("cannot pause the campaign", "campaign_id", c.ID, "error", err)
-	}
-	if account && c.AccountID != nil {
-		if err := s.accounts.Disconnect(ctx, c.OrganizationID, *c.AccountID, reason); err != nil {
-			s.log.Error("cannot mark the campaign's account disconnected", "account_id", c.AccountID, "error", err)
-		}
 	}
 }

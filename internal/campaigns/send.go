@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/metrics"
+	"wharf/internal/outbound"
 	"wharf/internal/phone"
 	"wharf/internal/templates"
 	"wharf/models"
@@ -25,9 +26,8 @@ type batchOutcome struct {
 	waitReason string
 	waitKind   metrics.WaitReason
 	// stop != "": the campaign cannot go on (an account or template
-	// problem); account says whether the account itself is at fault.
-	stop    string
-	account bool
+	// problem).
+	stop string
 }
 
 // sendResult is the outcome of one recipient's send.
@@ -36,7 +36,6 @@ type sendResult struct {
 	waitReason string
 	waitKind   metrics.WaitReason
 	stop       string
-	account    bool
 }
 
 // sendChunk claims up to n recipients (at most maxSendsAtOnce) and sends to
@@ -71,7 +70,7 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 	out := batchOutcome{claimed: len(recs)}
 	for _, res := range results {
 		if res.stop != "" && out.stop == "" {
-			out.stop, out.account = res.stop, res.account
+			out.stop = res.stop
 		}
 		if res.wait > out.wait {
 			out.wait, out.waitReason, out.waitKind = res.wait, res.waitReason, res.waitKind
@@ -99,34 +98,36 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 	msg.Template = &t
 	msg.BizOpaqueCallbackData = CallbackPrefix + rec.ID.String()
 	// The send is not cancelled with the lane: once the request may have
-	// left, finishing it and recording the answer beats guessing later.
-	res, err := s.provider.Send(context.WithoutCancel(ctx), r.creds, msg)
-	if err == nil {
+	// left, finishing it and recording the answer beats guessing later. Its
+	// token was taken with the chunk's (RunLane).
+	res := s.sender.Send(context.WithoutCancel(ctx), outbound.Message{Account: r.account, Priority: outbound.Campaign, Message: msg, Paced: true})
+	pe := res.ProviderError()
+	switch res.Outcome {
+	case outbound.Accepted:
 		return sendResult{}, sentTo(rec.ID, res.MessageID)
-	}
-	pe, ok := platform.AsError(err)
-	switch {
-	case !ok:
-		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "cannot send", err.Error())
-	case pe.Code == 0 && pe.Class == platform.Transient:
-		// The connection broke: the provider may have the message.
+	case outbound.Failed, outbound.Refused:
+		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "cannot send", res.Err.Error())
+	case outbound.Unknown:
 		return sendResult{}, failedTo(rec.ID, models.RecipientUnknown, true, nil, "send outcome unknown",
-			"the connection to the provider broke during the send ("+pe.Error()+"); a provider status will settle it if the message "+
+			"the connection to the provider broke during the send ("+res.Err.Error()+"); a provider status will settle it if the message "+
 				"was accepted; it is not resent, to avoid a duplicate")
-	case pe.AboutAccount():
-		return sendResult{stop: "the provider refused the account: " + pe.Error(), account: true}, released(rec.ID, false)
-	case pe.AboutTemplate():
-		return sendResult{stop: "the provider refused the template: " + pe.Error()}, released(rec.ID, false)
-	case pe.Class == platform.Throttled:
-		return sendResult{wait: max(pe.RetryAfter, time.Second), waitReason: fmt.Sprintf("the provider throttled the account (code %d)", pe.Code),
+	case outbound.AccountFault:
+		return sendResult{stop: "the provider refused the account: " + res.Err.Error()}, released(rec.ID, false)
+	case outbound.TemplateFault:
+		return sendResult{stop: "the provider refused the template: " + res.Err.Error()}, released(rec.ID, false)
+	case outbound.Paced:
+		return sendResult{wait: res.Wait, waitReason: "waiting for the messaging tier's pace", waitKind: metrics.WaitPace}, released(rec.ID, false)
+	case outbound.Throttled:
+		return sendResult{wait: res.Wait, waitReason: fmt.Sprintf("the provider throttled the account (code %d)", pe.Code),
 			waitKind: metrics.WaitProviderThrottle}, released(rec.ID, false)
-	case pe.Class == platform.Transient && rec.Attempts+1 < maxAttempts:
-		return sendResult{wait: time.Duration(rec.Attempts+1) * time.Second, waitReason: fmt.Sprintf("provider trouble (code %d)", pe.Code),
-			waitKind: metrics.WaitProviderError}, released(rec.ID, true)
-	default:
-		code := pe.Code
-		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, true, &code, pe.Message, pe.Details)
+	case outbound.Transient:
+		if rec.Attempts+1 < maxAttempts {
+			return sendResult{wait: time.Duration(rec.Attempts+1) * time.Second, waitReason: fmt.Sprintf("provider trouble (code %d)", pe.Code),
+				waitKind: metrics.WaitProviderError}, released(rec.ID, true)
+		}
 	}
+	code := pe.Code
+	return sendResult{}, failedTo(rec.ID, models.RecipientFailed, true, &code, pe.Message, pe.Details)
 }
 
 // values maps the template's placeholders to the recipient's fields.

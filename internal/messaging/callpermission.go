@@ -34,7 +34,7 @@ func (s *Service) SendCallPermissionRequest(ctx context.Context, orgID, contactI
 	if err != nil {
 		return uuid.Nil, err
 	}
-	sent, err := s.sendFrom(ctx, orgID, Actor{}, c, a, outbound{typ: "interactive",
+	sent, err := s.sendFrom(ctx, orgID, Actor{}, c, a, prepared{typ: "interactive",
 		content: map[string]any{"type": CallPermissionRequest, "body": body},
 		build: func(to string) platform.Message {
 			m := platform.NewMessage(to, "interactive")

@@ -85,7 +85,7 @@ func (s *Service) SendFlow(ctx context.Context, orgID uuid.UUID, actor Actor, co
 		payload["data"] = in.Data
 		content["data"] = in.Data
 	}
-	return s.sendTo(ctx, orgID, actor, c, outbound{typ: "flow", content: content,
+	return s.sendTo(ctx, orgID, actor, c, prepared{typ: "flow", content: content,
 		build: func(to string) platform.Message {
 			m := platform.NewMessage(to, "interactive")
 			m.Interactive = &platform.Interactive{Type: "flow", Body: &platform.InteractiveText{Text: body},

@@ -80,7 +80,7 @@ func (s *Service) SendMedia(ctx context.Context, orgID uuid.UUID, actor Actor, i
 	if filename != "" {
 		content["filename"] = filename
 	}
-	return s.sendTo(ctx, orgID, actor, c, outbound{typ: in.Type, content: content,
+	return s.sendTo(ctx, orgID, actor, c, prepared{typ: in.Type, content: content,
 		build: func(to string) platform.Message {
 			m := platform.NewMessage(to, in.Type)
 			media := &platform.Media{Link: in.URL, Caption: in.Caption, Filename: filename}

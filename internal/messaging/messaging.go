@@ -8,6 +8,10 @@
 // status webhooks, which echo our message id (biz_opaque_callback_data), or,
 // when none arrives, it is marked failed by the sweeper.
 //
+// Every send leaves through the outbound.Sender, which paces it by the
+// account's messaging tier and classifies the provider's answer; this
+// package maps the outcome to its reply and stores it.
+//
 // Files: send.go (synchronous sends and what every send records), media.go,
 // queued.go (template sends queued for the worker), sweep.go (queued sends
 // whose task was lost, sends whose outcome stayed unknown), read.go,
@@ -28,6 +32,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/contacts"
+	"wharf/internal/outbound"
 	"wharf/internal/paging"
 	"wharf/internal/safehttp"
 	"wharf/internal/statuses"
@@ -51,6 +56,7 @@ type Service struct {
 	templates *templates.Service
 	webhooks  *webhooks.Service
 	provider  *platform.Client
+	sender    *outbound.Sender
 	enq       *jobs.Enqueuer
 	policy    safehttp.Policy
 	media     *http.Client
@@ -72,14 +78,20 @@ type Deps struct {
 	Templates *templates.Service
 	Webhooks  *webhooks.Service
 	Provider  *platform.Client
-	Enqueuer  *jobs.Enqueuer
-	Policy    safehttp.Policy
-	Log       *slog.Logger
+	// Sender is the one way messages leave (internal/outbound), shared with
+	// the other domains that send; nil: an unpaced one over Provider.
+	Sender   *outbound.Sender
+	Enqueuer *jobs.Enqueuer
+	Policy   safehttp.Policy
+	Log      *slog.Logger
 }
 
 // NewService wires the messaging domain.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
+	if d.Sender == nil {
+		d.Sender = outbound.New(outbound.Deps{Provider: d.Provider, Accounts: d.Accounts, Log: d.Log})
+	}
+	return &Service{sender: d.Sender, db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
 		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),
 		statuses: statuses.NewApplier(messageStatuses), log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}

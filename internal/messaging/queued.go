@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/outbound"
 	"wharf/internal/phone"
 	"wharf/internal/templates"
 	"wharf/internal/webhooks"
@@ -198,28 +198,43 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 		return fail(0, "the message cannot be sent", err.Error())
 	}
 	msg.BizOpaqueCallbackData = m.ID.String()
-	sent, err := s.provider.Send(ctx, a.Creds(), msg)
-	if err == nil {
-		return s.settleAccepted(ctx, &m, c, a, sent.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, row.Listening)
-	}
-	pe, ok := platform.AsError(err)
-	switch {
-	case !ok:
-		return err
-	case pe.Code == 0 && pe.Class == platform.Transient:
+	r := s.sender.Send(ctx, outbound.Message{Account: a, Priority: queuedPriority(&m), Message: msg})
+	switch r.Outcome {
+	case outbound.Accepted:
+		return s.settleAccepted(ctx, &m, c, a, r.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, row.Listening)
+	case outbound.Failed:
+		return r.Err
+	case outbound.Unknown:
 		// The provider may have the message: leave it claimed; its statuses
 		// or the sweeper settle it.
-		s.log.Warn("template send outcome unknown", "message_id", m.ID, "error", err)
+		s.log.Warn("template send outcome unknown", "message_id", m.ID, "error", r.Err)
 		return nil
-	case pe.Class == platform.Throttled || (pe.Class == platform.Transient && !lastAttempt):
+	case outbound.Paced:
 		s.release(ctx, m.ID)
-		if pe.Class == platform.Throttled {
-			return &jobs.RateLimited{RetryAfter: max(pe.RetryAfter, time.Second), Reason: fmt.Sprintf("provider code %d", pe.Code)}
+		return &jobs.RateLimited{RetryAfter: r.Wait, Reason: "waiting for the account's messaging tier"}
+	case outbound.Throttled:
+		s.release(ctx, m.ID)
+		return &jobs.RateLimited{RetryAfter: r.Wait, Reason: fmt.Sprintf("provider code %d", r.ProviderError().Code)}
+	case outbound.Transient:
+		if !lastAttempt {
+			s.release(ctx, m.ID)
+			return r.Err
 		}
-		return err
+	case outbound.Refused:
+		return fail(0, r.Err.Error(), "")
 	}
-	s.markFailed(ctx, m.ID, pe)
+	s.markFailed(ctx, m.ID, r.ProviderError())
 	return nil
+}
+
+// queuedPriority is the pace priority of a queued send: a bot reply (any
+// free-form message) goes with people's replies, a template send (API,
+// console, notifications, the framework) after them.
+func queuedPriority(m *models.Message) outbound.Priority {
+	if m.Type == "template" {
+		return outbound.API
+	}
+	return outbound.Reply
 }
 
 // release undoes a claim when the provider certainly did not take the message.

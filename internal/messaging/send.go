@@ -4,12 +4,14 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/outbound"
 	"wharf/internal/phone"
 	"wharf/internal/webhooks"
 	"wharf/models"
@@ -23,8 +25,8 @@ type Sent struct {
 	Status            models.MessageStatus
 }
 
-// outbound is a prepared synchronous send.
-type outbound struct {
+// prepared is a synchronous send ready to go.
+type prepared struct {
 	typ     string
 	content map[string]any
 	build   func(to string) platform.Message
@@ -32,7 +34,7 @@ type outbound struct {
 
 // sendNow sends a free-form message and answers once the provider accepted
 // it. The contact must have written within the service window.
-func (s *Service) sendNow(ctx context.Context, orgID uuid.UUID, actor Actor, contactID uuid.UUID, ob outbound) (*Sent, error) {
+func (s *Service) sendNow(ctx context.Context, orgID uuid.UUID, actor Actor, contactID uuid.UUID, ob prepared) (*Sent, error) {
 	c, err := s.windowContact(ctx, orgID, contactID)
 	if err != nil {
 		return nil, err
@@ -56,7 +58,7 @@ func (s *Service) windowContact(ctx context.Context, orgID, contactID uuid.UUID)
 
 // sendTo sends ob to a contact found by windowContact, from the contact's
 // account (or the organization's default one).
-func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob outbound) (*Sent, error) {
+func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, ob prepared) (*Sent, error) {
 	a, err := s.accounts.Sender(ctx, orgID, "", c.AccountID)
 	if err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func (s *Service) sendTo(ctx context.Context, orgID uuid.UUID, actor Actor, c *m
 // sendFrom sends ob to a contact found by windowContact from account a.
 // An actor without a user (a send the system makes on a domain's behalf)
 // leaves sent_by empty.
-func (s *Service) sendFrom(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, a *accounts.Account, ob outbound) (*Sent, error) {
+func (s *Service) sendFrom(ctx context.Context, orgID uuid.UUID, actor Actor, c *models.Contact, a *accounts.Account, ob prepared) (*Sent, error) {
 	now := s.now()
 	var sentBy *uuid.UUID
 	if actor.UserID != uuid.Nil {
@@ -82,33 +84,41 @@ func (s *Service) sendFrom(ctx context.Context, orgID uuid.UUID, actor Actor, c 
 	}
 	msg := ob.build(phone.Digits(c.PhoneNumber))
 	msg.BizOpaqueCallbackData = m.ID.String()
-	res, err := s.provider.Send(ctx, a.Creds(), msg)
-	if err != nil {
-		return nil, s.sendFailed(ctx, &m, err)
+	r := s.sender.Send(ctx, outbound.Message{Account: a, Priority: outbound.Reply, Message: msg})
+	if r.Outcome != outbound.Accepted {
+		return nil, s.sendFailed(ctx, &m, r)
 	}
-	if err := s.markAccepted(ctx, &m, c, a, res.MessageID, actor); err != nil {
+	if err := s.markAccepted(ctx, &m, c, a, r.MessageID, actor); err != nil {
 		return nil, err
 	}
-	return &Sent{ID: m.ID, PlatformMessageID: res.MessageID, Status: models.StatusSent}, nil
+	return &Sent{ID: m.ID, PlatformMessageID: r.MessageID, Status: models.StatusSent}, nil
 }
 
-// sendFailed records a refused send and turns the provider's answer into an
-// error for the caller. When the provider may have received the message (the
-// connection broke after sending), the message stays pending: its statuses
-// will tell.
-func (s *Service) sendFailed(ctx context.Context, m *models.Message, err error) error {
-	pe, ok := platform.AsError(err)
-	if !ok {
-		return err
-	}
-	if pe.Code == 0 && pe.Class == platform.Transient {
+// sendFailed records a send that was not accepted and turns the outcome
+// into an error for the caller. When the provider may have received the
+// message (the connection broke after sending), the message stays
+// pending: its statuses will tell.
+func (s *Service) sendFailed(ctx context.Context, m *models.Message, r outbound.Result) error {
+	switch r.Outcome {
+	case outbound.Unknown:
 		return apperr.Upstreamf("the provider did not answer; the message may still be delivered (its status will update)")
+	case outbound.Paced:
+		s.markFailed(ctx, m.ID, &platform.Error{Message: "the account's messaging tier allowed no send in time"})
+		return apperr.TooManyf("the account's messaging tier allows no more sends right now; retry in %s", r.Wait.Round(time.Second)+time.Second)
+	}
+	pe := r.ProviderError()
+	if pe == nil {
+		if r.Outcome == outbound.Refused {
+			s.markFailed(ctx, m.ID, &platform.Error{Message: r.Err.Error()})
+			return apperr.Invalidf("%v", r.Err)
+		}
+		return r.Err
 	}
 	s.markFailed(ctx, m.ID, pe)
-	switch pe.Class {
-	case platform.Throttled:
+	switch r.Outcome {
+	case outbound.Throttled:
 		return apperr.TooManyf("the provider's rate limit was reached (code %d); retry shortly", pe.Code)
-	case platform.Transient:
+	case outbound.Transient:
 		return apperr.Upstreamf("the provider failed (code %d: %s); retry", pe.Code, pe.Message)
 	}
 	return apperr.Invalidf("the provider refused the message (code %d: %s)", pe.Code, providerText(pe))
@@ -205,7 +215,7 @@ func (s *Service) SendText(ctx context.Context, orgID uuid.UUID, actor Actor, co
 	if len([]rune(text)) > 4096 {
 		return nil, apperr.Invalidf("text must be at most 4096 characters")
 	}
-	return s.sendNow(ctx, orgID, actor, contactID, outbound{typ: "text", content: map[string]any{"text": text},
+	return s.sendNow(ctx, orgID, actor, contactID, prepared{typ: "text", content: map[string]any{"text": text},
 		build: func(to string) platform.Message {
 			m := platform.NewMessage(to, "text")
 			m.Text = &platform.Text{Body: text}
@@ -258,7 +268,7 @@ func (s *Service) SendInteractive(ctx context.Context, orgID uuid.UUID, actor Ac
 			buttons[i] = platform.ReplyButton{Type: "reply", Reply: platform.ReplyDetail{ID: id, Title: title}}
 			in.Buttons[i] = Button{ID: id, Title: title}
 		}
-		return s.sendNow(ctx, orgID, actor, contactID, outbound{typ: "interactive",
+		return s.sendNow(ctx, orgID, actor, contactID, prepared{typ: "interactive",
 			content: map[string]any{"type": "button", "body": body, "buttons": in.Buttons},
 			build: func(to string) platform.Message {
 				m := platform.NewMessage(to, "interactive")
@@ -274,7 +284,7 @@ func (s *Service) SendInteractive(ctx context.Context, orgID uuid.UUID, actor Ac
 		if err := httpURL(in.URL); err != nil {
 			return nil, apperr.Invalidf("interactive.url %v", err)
 		}
-		return s.sendNow(ctx, orgID, actor, contactID, outbound{typ: "interactive",
+		return s.sendNow(ctx, orgID, actor, contactID, prepared{typ: "interactive",
 			content: map[string]any{"type": "cta_url", "body": body, "button_text": label, "url": in.URL},
 			build: func(to string) platform.Message {
 				m := platform.NewMessage(to, "interactive")

@@ -101,6 +101,10 @@ type Set struct {
 	campaignWaits       *prometheus.CounterVec
 	campaignWaitSeconds *prometheus.CounterVec
 
+	outboundSends       *prometheus.CounterVec
+	outboundPaced       *prometheus.CounterVec
+	outboundPaceSeconds *prometheus.CounterVec
+
 	inboundStored  *prometheus.CounterVec
 	inboundApplied *prometheus.CounterVec
 	inboundLag     *prometheus.HistogramVec
@@ -156,6 +160,14 @@ func New() *Set {
 			"reason"),
 		campaignWaitSeconds: counter("wharf_campaign_wait_seconds_total",
 			"Seconds campaign lanes asked to wait, by reason.", "reason"),
+		outboundSends: counter("wharf_outbound_sends_total",
+			"Sends to the provider (internal/outbound), by priority (reply, api, campaign) and outcome: accepted, unknown, paced, "+
+				"throttled, transient, account_fault, template_fault, rejected, refused, failed.",
+			"priority", "outcome"),
+		outboundPaced: counter("wharf_outbound_paced_total",
+			"Times an account's messaging-tier budget had no token for a send of the priority.", "priority"),
+		outboundPaceSeconds: counter("wharf_outbound_pace_wait_seconds_total",
+			"Seconds until the next token, summed over the times the budget had none, by priority.", "priority"),
 		inboundStored: counter("wharf_inbound_events_stored_total",
 			"Verified provider webhook events stored by the api, by event type.", "event_type"),
 		inboundApplied: counter("wharf_inbound_events_applied_total",
@@ -173,6 +185,7 @@ func New() *Set {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		s.httpRequests, s.httpDuration, s.jobs, s.jobDuration, s.schedulerTicks,
 		s.campaignSends, s.campaignWaits, s.campaignWaitSeconds,
+		s.outboundSends, s.outboundPaced, s.outboundPaceSeconds,
 		s.inboundStored, s.inboundApplied, s.inboundLag,
 		s.webhookDeliveries, s.webhookDuration,
 	)
@@ -269,6 +282,24 @@ func (s *Set) CampaignWait(r WaitReason, d time.Duration) {
 	}
 	s.campaignWaits.WithLabelValues(string(r)).Inc()
 	s.campaignWaitSeconds.WithLabelValues(string(r)).Add(d.Seconds())
+}
+
+// OutboundSend records one send's outcome (internal/outbound).
+func (s *Set) OutboundSend(priority, outcome string) {
+	if s == nil {
+		return
+	}
+	s.outboundSends.WithLabelValues(priority, outcome).Inc()
+}
+
+// OutboundPaced records a send of the priority that found no token in its
+// account's budget, the next one due after d.
+func (s *Set) OutboundPaced(priority string, d time.Duration) {
+	if s == nil {
+		return
+	}
+	s.outboundPaced.WithLabelValues(priority).Inc()
+	s.outboundPaceSeconds.WithLabelValues(priority).Add(d.Seconds())
 }
 
 // InboundStored records a provider webhook event stored by the api.

@@ -1,14 +1,13 @@
-package campaigns
+package accounts
 
 import (
 	"testing"
 
-	"wharf/internal/accounts"
 	"wharf/models"
 )
 
 func TestEveryAcceptedTierHasARate(t *testing.T) {
-	for _, tier := range accounts.Tiers {
+	for _, tier := range Tiers {
 		if _, ok := tierRates[tier]; !ok {
 			t.Errorf("tier %s has no rate", tier)
 		}
