@@ -134,6 +134,7 @@ func TestSendClassifiesAndMarksTheAccount(t *testing.T) {
 	}
 
 	p.Sim.RevokeToken(testfactory.Token)
+	time.Sleep(300 * time.Millisecond) // the budget's next tokens (an API send leaves the last one to replies)
 	r := s.Send(ctx, outbound.Message{Account: a, Priority: outbound.API, Message: text("15550003333")})
 	if r.Outcome != outbound.AccountFault || r.ProviderError() == nil || r.ProviderError().Code != 190 {
 		t.Fatalf("revoked token: %+v", r)

@@ -13,8 +13,9 @@ import (
 // of different priorities (internal/outbound):
 //
 //   - a budget nobody drew from for idle (a new key, or one that expired)
-//     starts with one token, not full: the first second of a run of sends
-//     is no faster than the rate;
+//     starts with one token for its first caller (above that caller's
+//     reserve), not full: the first second of a run of sends is no faster
+//     than the rate;
 //   - a caller takes only what is left above its reserve: a send of lower
 //     priority leaves the last tokens to the higher ones, which so never
 //     wait for it longer than one interval.
@@ -38,7 +39,7 @@ if stored then
   tat = tonumber(stored)
   if tat < now then tat = now end
 else
-  tat = now + (burst - 1) * interval
+  tat = now + (burst - 1 - reserve) * interval
   redis.call("SET", KEYS[1], tostring(tat), "PX", math.ceil((tat - now) * 1000) + idle)
 end
 local avail = math.floor((now - (tat - burst * interval)) / interval + 1e-9)

@@ -77,6 +77,10 @@ func TestPaceLeavesTheReserve(t *testing.T) {
 	if n, _, _ := l.Pace(ctx, "r", rate, rate, 0, 100); n != 1 {
 		t.Fatalf("reserve 0 on 1 left took %d, want 1", n)
 	}
+	// A new budget gives its first caller one token whatever its reserve.
+	if n, _, _ := l.Pace(ctx, "fresh", rate, rate, 2, 100); n != 1 {
+		t.Fatalf("a new budget gave a caller with a reserve %d tokens, want 1", n)
+	}
 	if _, _, err := l.Pace(ctx, "r", 0, 1, 0, 1); err == nil {
 		t.Fatal("a zero rate must be refused")
 	}
