@@ -147,12 +147,10 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	apptest.Eventually(t, 2*time.Minute, "the unpaced campaign beside the paced ones", func() bool { return s.status(beside) == "completed" })
 	besideRate := s.rate(s.phones[unpaced].ID, besideStart)
 
-	// A paced campaign's allowance is a token bucket of two seconds' worth
-	// (campaigns.burstSeconds): when a loaded machine brings a lane back
-	// late, the lane catches up with what accrued. So the pace promises at
-	// most rate*10 s + burst in a 10 s window, not rate*10 s: a campaign
-	// that found a full bucket at the window's start may send 120.
-	const burst = 2 * 10
+	// An account's budget holds one second's worth (internal/outbound): a
+	// lane that comes back late catches up with at most that, so a paced
+	// campaign sends at most rate × 10 s + rate in a 10 s window: 10% above.
+	const burst = 10
 	counts := s.sendsBetween(from, to)
 	var rates []int
 	var slow []string

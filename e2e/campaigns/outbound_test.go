@@ -1,0 +1,119 @@
+package campaigns_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wharf/internal/apptest"
+	"wharf/platformsim"
+)
+
+// apiKey creates an API key of the fixture's admin.
+func (f *fixture) apiKey() apptest.Auth {
+	f.t.Helper()
+	var key struct{ Key string }
+	f.Do("POST", "/api/api-keys", map[string]any{"name": "shop"}, f.Admin.Auth()).Expect(f.t, 201).Into(f.t, &key)
+	return apptest.APIKey(key.Key)
+}
+
+// throttled counts the provider's 130429 answers to the account's sends.
+func (f *fixture) throttled() int {
+	n := 0
+	for _, r := range f.Sim.Requests(platformsim.RequestFilter{Method: "POST", Path: f.PhoneNumberID() + "/messages"}) {
+		if r.ErrorCode == 130429 {
+			n++
+		}
+	}
+	return n
+}
+
+// A paced campaign's first second is no faster than its tier: 25
+// recipients on TIER_1K (10 a second) take more than two seconds, not the
+// half second a budget that started full gave them.
+//
+// Not parallel: it measures a rate (a lower bound: slowness passes).
+func TestPacedCampaignStartsAtTheTierRate(t *testing.T) {
+	f := newFixture(t, "TIER_1K", nil, noCap)
+	f.StartWorker()
+	c := f.campaign(25, nil)
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
+	f.waitStatus(c.ID, "completed", 30*time.Second)
+	var at []time.Time
+	for _, m := range f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()}) {
+		at = append(at, m.SentAt)
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	if len(at) != 25 {
+		t.Fatalf("%d sends", len(at))
+	}
+	first := 0
+	for _, x := range at {
+		if x.Sub(at[0]) < time.Second {
+			first++
+		}
+	}
+	if first > 10 {
+		t.Fatalf("%d sends in the campaign's first second at 10 msg/s", first)
+	}
+	if took := at[24].Sub(at[0]); took < 1400*time.Millisecond {
+		t.Fatalf("25 sends in %s at 10 msg/s", took.Round(time.Millisecond))
+	}
+}
+
+// A campaign and API-key template sends (50 at once) on the same TIER_1K
+// account share its budget: the provider, capped at the most the budget
+// hands out in any second (the rate plus one second's burst), never
+// answers 130429, and every API send is accepted.
+//
+// Not parallel: it measures a rate.
+func TestCampaignAndAPISendsShareTheTier(t *testing.T) {
+	f := newFixture(t, "TIER_1K", nil, func(c *platformsim.Config) { c.ThroughputPerSecond = 20 })
+	f.StartWorker()
+	key := f.apiKey()
+	c := f.campaign(40, nil)
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
+	apptest.Eventually(t, 20*time.Second, "the campaign sending", func() bool { return f.requests() >= 3 })
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.Do("POST", "/api/messages/template", map[string]any{"phone_number": fmt.Sprintf("+1555810%04d", i),
+				"template_name": "order_update", "template_params": map[string]any{"1": "Jo", "2": "A-1"}}, key).Expect(t, 202)
+		}()
+	}
+	wg.Wait()
+	f.waitStatus(c.ID, "completed", 60*time.Second)
+	apptest.AwaitProgress(t, 20*time.Second, "the API sends accepted", func() (bool, string) {
+		n := len(f.Sim.Messages(platformsim.MessageFilter{PhoneNumberID: f.PhoneNumberID()}))
+		return n == 90, fmt.Sprintf("%d of 90 accepted", n)
+	})
+	if n := f.throttled(); n != 0 {
+		t.Fatalf("the provider answered 130429 %d times", n)
+	}
+}
+
+// An API-key template send whose provider answer is an account fault
+// marks the account disconnected with the provider's reason, as a campaign
+// lane does.
+func TestAPISendAccountFaultMarksTheAccount(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "TIER_1K", nil, noCap)
+	f.StartWorker()
+	key := f.apiKey()
+	f.Sim.RevokeToken(f.WABA.AccessToken)
+	f.Do("POST", "/api/messages/template", map[string]any{"phone_number": "+15558200000", "template_name": "order_update",
+		"template_params": map[string]any{"1": "Jo", "2": "A-1"}}, key).Expect(t, 202)
+	var a accountOut
+	apptest.Await(t, 10*time.Second, "the account disconnected", func() (bool, string) {
+		a = f.account()
+		return a.Status == "disconnected", fmt.Sprintf("%+v", a)
+	})
+	if !strings.Contains(a.LastError, "190") {
+		t.Fatalf("account %+v", a)
+	}
+}
