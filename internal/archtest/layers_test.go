@@ -43,7 +43,7 @@ var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandle
 var domainRank = map[string]int{
 	"orgsettings": 0, "webhooks": 0, "docframe": 0,
 	"identity": 1, "accounts": 1, "contacts": 1, "teams": 1, "wharfnotify": 1,
-	"inbound": 2, "canned": 2, "customactions": 2, "transfers": 2, "dataops": 2, "pflows": 2, "catalogs": 2, "widgets": 2,
+	"inbound": 2, "canned": 2, "customactions": 2, "transfers": 2, "dataops": 2, "pflows": 2, "catalogs": 2, "widgets": 2, "outbound": 2,
 	"templates": 3, "calling": 3,
 	"messaging": 4, "campaigns": 4,
 	"chatbot": 5, "wharfapp": 5, "wharfbulk": 5,
