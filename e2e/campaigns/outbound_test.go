@@ -117,3 +117,39 @@ func TestAPISendAccountFaultMarksTheAccount(t *testing.T) {
 		t.Fatalf("account %+v", a)
 	}
 }
+
+// An agent's reply while a TIER_1K campaign paces its account goes first:
+// the campaign leaves it a token, so it waits at most one token interval
+// (100 ms) for the pace. The bound asserted is a second, with
+// apptest.WaitSlack headroom for a busy machine: the speed itself is
+// measured in bench/.
+//
+// Not parallel: it measures a latency.
+func TestAgentReplyIsNotDelayedByACampaign(t *testing.T) {
+	f := newFixture(t, "TIER_1K", nil, noCap)
+	f.StartWorker()
+	var contact struct{ ID string }
+	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15558300000", "name": "Ann"}, f.Admin.Auth()).Expect(t, 201).Into(t, &contact)
+	if err := f.DB.Exec(`UPDATE contacts SET last_inbound_at = now() WHERE id = ?`, contact.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	c := f.campaign(300, nil)
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, f.Admin.Auth()).Expect(t, 200)
+	apptest.Eventually(t, 20*time.Second, "the campaign sending", func() bool { return f.requests() >= 15 })
+	var worst time.Duration
+	for i := range 5 {
+		start := time.Now()
+		f.Do("POST", "/api/contacts/"+contact.ID+"/messages", map[string]any{"type": "text", "text": fmt.Sprintf("reply %d", i)},
+			f.Admin.Auth()).Expect(t, 201)
+		worst = max(worst, time.Since(start))
+		time.Sleep(300 * time.Millisecond)
+	}
+	if got := f.get(c.ID); got.Status != "sending" {
+		t.Fatalf("the campaign was not running beside the replies: %s", got.Status)
+	}
+	t.Logf("slowest reply beside the campaign: %s", worst.Round(time.Millisecond))
+	if worst > apptest.WaitSlack*time.Second {
+		t.Fatalf("a reply beside the campaign took %s", worst.Round(time.Millisecond))
+	}
+	f.Do("POST", "/api/campaigns/"+c.ID+"/cancel", nil, f.Admin.Auth()).Expect(t, 200)
+}
