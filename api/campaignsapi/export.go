@@ -62,7 +62,7 @@ func (h *Handlers) exportRecipients(c *gin.Context) {
 		if r.ErrorCode != nil {
 			code = strconv.Itoa(*r.ErrorCode)
 		}
-		row := []string{m.Phone(r.PhoneNumber), m.Name(r.Name), r.Status, strconv.Itoa(r.Attempts), stamp(r.SentAt),
+		row := []string{m.Phone(r.PhoneNumber), m.Name(r.Name), string(r.Status), strconv.Itoa(r.Attempts), stamp(r.SentAt),
 			stamp(r.DeliveredAt), stamp(r.ReadAt), stamp(r.FailedAt), code, r.ErrorTitle, r.ErrorDetail}
 		for i := range row {
 			row[i] = dataops.SafeCell(row[i])

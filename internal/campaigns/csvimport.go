@@ -219,7 +219,7 @@ func CheckCSV(data []byte, mapping *CSVMapping, t *models.Template) (*CSVCheck, 
 			continue
 		}
 		seen[number] = true
-		rec := models.CampaignRecipient{PhoneNumber: number, Status: models.StatusPending}
+		rec := models.CampaignRecipient{PhoneNumber: number, Status: models.RecipientPending}
 		if nameCol >= 0 {
 			rec.Name = cell(r, nameCol)
 		}
