@@ -18,6 +18,7 @@ export interface ToolLink extends Requirement {
 export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' } },
   { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
+  { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
 ]
 

@@ -42,6 +42,24 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Campaign', requires: { permission: 'campaigns:read' } },
       },
       {
+        path: 'templates',
+        name: 'templates',
+        component: () => import('@/pages/templates/TemplatesPage.vue'),
+        meta: { title: 'Templates', requires: { permission: 'templates:read' } },
+      },
+      {
+        path: 'templates/new',
+        name: 'template-new',
+        component: () => import('@/pages/templates/TemplatePage.vue'),
+        meta: { title: 'New template', requires: { permission: 'templates:create' } },
+      },
+      {
+        path: 'templates/:id',
+        name: 'template',
+        component: () => import('@/pages/templates/TemplatePage.vue'),
+        meta: { title: 'Template', requires: { permission: 'templates:read' } },
+      },
+      {
         path: 'imports',
         name: 'imports',
         component: () => import('@/pages/imports/ImportsPage.vue'),
