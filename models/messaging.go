@@ -235,5 +235,11 @@ type WebhookDelivery struct {
 	StatusCode     int
 	Error          string
 	DurationMS     int `gorm:"column:duration_ms"`
-	CreatedAt      time.Time
+	// RequestBody and ResponseBody are what was sent and the start of the
+	// endpoint's answer, clipped (internal/webhooks).
+	RequestBody  string
+	ResponseBody string
+	// Redelivery: a person asked for this attempt (POST .../redeliver).
+	Redelivery bool
+	CreatedAt  time.Time
 }

@@ -70,6 +70,17 @@ func PathID(c *gin.Context, name string) (uuid.UUID, bool) {
 	return id, true
 }
 
+// PathInt64 parses a positive integer path parameter (a log row's id),
+// answering 400 itself when malformed.
+func PathInt64(c *gin.Context, name string) (int64, bool) {
+	n, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || n <= 0 {
+		Fail(c, apperr.Invalidf("%s must be a positive integer", name))
+		return 0, false
+	}
+	return n, true
+}
+
 // QueryUUID parses an optional UUID query parameter, answering 400 itself
 // when it is malformed.
 func QueryUUID(c *gin.Context, name string) (*uuid.UUID, bool) {

@@ -7,6 +7,7 @@ import (
 
 	"wharf/api/web"
 	"wharf/internal/webhooks"
+	"wharf/models"
 )
 
 // webhookRequest converts to webhooks.Input field for field; nil fields are
@@ -59,5 +60,20 @@ type deliveryResp struct {
 	StatusCode int        `json:"status_code"`
 	Error      string     `json:"error"`
 	DurationMS int        `json:"duration_ms"`
-	CreatedAt  time.Time  `json:"created_at"`
+	Redelivery bool       `json:"redelivery" description:"A person asked for this attempt (POST .../redeliver)."`
+	// The bodies carry the event's data (contacts' numbers, message texts):
+	// they are shown only to callers who may read contacts and messages.
+	RequestBody  *string   `json:"request_body" description:"The JSON sent (at most 16 KB kept); null when the caller lacks contacts:read or messages:read."`
+	ResponseBody *string   `json:"response_body" description:"The start of the endpoint's answer (at most 4 KB kept); null when the caller lacks contacts:read or messages:read."`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// toDeliveryResp is a log row as the caller may see it.
+func toDeliveryResp(d *models.WebhookDelivery, bodies bool) deliveryResp {
+	r := deliveryResp{ID: d.ID, Event: d.Event, EventID: d.EventID, Attempt: d.Attempt, Success: d.Success,
+		StatusCode: d.StatusCode, Error: d.Error, DurationMS: d.DurationMS, Redelivery: d.Redelivery, CreatedAt: web.UTC(d.CreatedAt)}
+	if bodies {
+		r.RequestBody, r.ResponseBody = &d.RequestBody, &d.ResponseBody
+	}
+	return r
 }

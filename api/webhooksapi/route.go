@@ -24,5 +24,8 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "Send a test event to the webhook and report the outcome", Response: testResp{}},
 		{Method: "GET", Path: "/api/webhooks/:id/deliveries", Access: web.Perm("webhooks:read"), Handler: h.deliveries,
 			Summary: "The webhook's 50 latest delivery attempts", Response: web.Items[deliveryResp]{}},
+		{Method: "POST", Path: "/api/webhooks/:id/deliveries/:deliveryId/redeliver", Access: web.Perm("webhooks:update"), Handler: h.redeliver,
+			Summary:  "Send a logged delivery's event to the webhook again, now, and log the attempt (no retries follow)",
+			Response: deliveryResp{}, Errors: []int{http.StatusConflict}},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,22 @@ type Result struct {
 	StatusCode int
 	Error      string
 	Duration   time.Duration
+	// Response is the start of the endpoint's answer (keptResponse bytes).
+	Response string
+}
+
+// What the delivery log keeps of an attempt's bodies: enough to see why an
+// endpoint refused an event, bounded so that the log (keepDeliveries
+// attempts a webhook) stays small.
+const (
+	keptRequest  = 16 << 10
+	keptResponse = 4 << 10
+)
+
+// logText is a body as the log keeps it: clipped, valid UTF-8, without NUL
+// (which PostgreSQL's text refuses).
+func logText(b []byte, n int) string {
+	return apperr.Clip(strings.ReplaceAll(string(b), "\x00", ""), n)
 }
 
 // outcome names a delivery attempt's outcome for the metrics: a failed
@@ -88,8 +105,9 @@ func (s *Service) post(ctx context.Context, w *models.Webhook, eventID uuid.UUID
 		return s.failed(w, err, start)
 	}
 	defer res.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(res.Body, keptResponse))
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
-	r := Result{StatusCode: res.StatusCode, Success: res.StatusCode/100 == 2, Duration: time.Since(start)}
+	r := Result{StatusCode: res.StatusCode, Success: res.StatusCode/100 == 2, Duration: time.Since(start), Response: logText(head, keptResponse)}
 	if !r.Success {
 		r.Error = fmt.Sprintf("endpoint answered %s", res.Status)
 	}
@@ -105,15 +123,26 @@ func (s *Service) failed(w *models.Webhook, err error, start time.Time) Result {
 	return Result{Error: safehttp.Public(err), Duration: time.Since(start)}
 }
 
-// record keeps the attempt in the webhook's delivery log (the last 100).
-func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.UUID, event string, attempt int, r Result) {
-	d := models.WebhookDelivery{OrganizationID: w.OrganizationID, WebhookID: w.ID, EventID: eventID, Event: event,
-		Attempt: attempt, Success: r.Success, StatusCode: r.StatusCode, Error: apperr.Clip(r.Error, 500),
-		DurationMS: int(r.Duration.Milliseconds()), CreatedAt: s.now()}
+// attempt is one delivery attempt to record: what was sent and its outcome.
+type attempt struct {
+	eventID    *uuid.UUID
+	event      string
+	number     int
+	payload    []byte
+	redelivery bool
+}
+
+// record keeps the attempt in the webhook's delivery log (the last 100) and
+// returns the row.
+func (s *Service) record(ctx context.Context, w *models.Webhook, a attempt, r Result) *models.WebhookDelivery {
+	d := models.WebhookDelivery{OrganizationID: w.OrganizationID, WebhookID: w.ID, EventID: a.eventID, Event: a.event,
+		Attempt: a.number, Success: r.Success, StatusCode: r.StatusCode, Error: apperr.Clip(r.Error, 500),
+		DurationMS: int(r.Duration.Milliseconds()), RequestBody: logText(a.payload, keptRequest), ResponseBody: r.Response,
+		Redelivery: a.redelivery, CreatedAt: s.now()}
 	db := s.db.WithContext(context.WithoutCancel(ctx))
 	if err := db.Create(&d).Error; err != nil {
 		s.log.Warn("cannot record webhook delivery", "webhook_id", w.ID, "error", err)
-		return
+		return &d
 	}
 	if d.ID%20 == 0 { // trim now and then, not on every attempt
 		err := db.Exec(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND id <= (
@@ -122,6 +151,7 @@ func (s *Service) record(ctx context.Context, w *models.Webhook, eventID *uuid.U
 			s.log.Warn("cannot trim the webhook delivery log", "webhook_id", w.ID, "error", err)
 		}
 	}
+	return &d
 }
 
 // Test sends an `event: test` to a webhook synchronously and reports the
@@ -138,7 +168,7 @@ func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*Result, error
 		return nil, err
 	}
 	r := s.post(ctx, w, eventID, EventTest, payload)
-	s.record(ctx, w, &eventID, EventTest, 1, r)
+	s.record(ctx, w, attempt{eventID: &eventID, event: EventTest, number: 1, payload: payload}, r)
 	return &r, nil
 }
 
@@ -178,7 +208,7 @@ func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID) error 
 			defer func() { <-sem; wg.Done() }()
 			r := s.post(ctx, w, ev.ID, ev.Event, payload)
 			s.metrics.WebhookDelivery(outcome(r, 1), r.Duration)
-			s.record(ctx, w, &ev.ID, ev.Event, 1, r)
+			s.record(ctx, w, attempt{eventID: &ev.ID, event: ev.Event, number: 1, payload: payload}, r)
 			if !r.Success {
 				s.scheduleAttempt(ctx, orgID, w.ID, ev.ID, 2)
 			}
@@ -199,7 +229,7 @@ func (s *Service) scheduleAttempt(ctx context.Context, orgID, webhookID, eventID
 
 // Deliver is a retry attempt for one webhook. After MaxAttempts the event is
 // dropped for that webhook; the delivery log shows why.
-func (s *Service) Deliver(ctx context.Context, orgID, webhookID, eventID uuid.UUID, attempt int) error {
+func (s *Service) Deliver(ctx context.Context, orgID, webhookID, eventID uuid.UUID, n int) error {
 	var ev models.Event
 	if err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Take(&ev, "id = ?", eventID).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -222,11 +252,11 @@ func (s *Service) Deliver(ctx context.Context, orgID, webhookID, eventID uuid.UU
 		return err
 	}
 	r := s.post(ctx, w, ev.ID, ev.Event, payload)
-	s.metrics.WebhookDelivery(outcome(r, attempt), r.Duration)
-	s.record(ctx, w, &ev.ID, ev.Event, attempt, r)
+	s.metrics.WebhookDelivery(outcome(r, n), r.Duration)
+	s.record(ctx, w, attempt{eventID: &ev.ID, event: ev.Event, number: n, payload: payload}, r)
 	if !r.Success {
-		if attempt < MaxAttempts {
-			s.scheduleAttempt(ctx, orgID, w.ID, ev.ID, attempt+1)
+		if n < MaxAttempts {
+			s.scheduleAttempt(ctx, orgID, w.ID, ev.ID, n+1)
 		} else {
 			s.log.Warn("webhook delivery dropped after the last attempt", "webhook_id", w.ID, "event", ev.Event,
 				"event_id", ev.ID, "error", r.Error)

@@ -6,13 +6,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"
@@ -208,6 +211,114 @@ func TestDelivery(t *testing.T) {
 		}
 		if reqs, _ := r.requests(); len(reqs) != 0 {
 			t.Errorf("%d deliveries", len(reqs))
+		}
+	})
+
+	t.Run("TheLogKeepsWhatWasSentAndTheStartOfTheAnswer", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		long := "\x00" + strings.Repeat("é", 3000) // a NUL (PostgreSQL's text refuses it), then 6 KB of two-byte runes
+		r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(422)
+			_, _ = io.WriteString(w, long)
+		}))
+		t.Cleanup(r.Close)
+		wid := hook(t, svc, bundle.org.ID, r.URL, "", true, "contact.created")
+		id := emit(t, svc, bundle, bundle.org.ID, "contact.created")
+		if err := svc.Dispatch(ctx, bundle.org.ID, id); err != nil {
+			t.Fatal(err)
+		}
+		log, err := svc.Deliveries(ctx, bundle.org.ID, wid, 10)
+		if err != nil || len(log) != 1 {
+			t.Fatalf("log %v: %v", log, err)
+		}
+		d := log[0]
+		if !strings.Contains(d.RequestBody, `"event":"contact.created"`) || !strings.Contains(d.RequestBody, `"contact_id":"c1"`) {
+			t.Errorf("request body %q", d.RequestBody)
+		}
+		if len(d.ResponseBody) > 4<<10 || !utf8.ValidString(d.ResponseBody) || !strings.HasPrefix(d.ResponseBody, "éé") || d.StatusCode != 422 {
+			t.Errorf("response body of %d bytes (valid UTF-8: %v), status %d", len(d.ResponseBody), utf8.ValidString(d.ResponseBody), d.StatusCode)
+		}
+		if d.Redelivery {
+			t.Error("a dispatch is logged as a redelivery")
+		}
+	})
+
+	t.Run("ARedeliverySendsTheSameEventAgainOnceAndIsLogged", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		r := newReceiver(t, 500)
+		wid := hook(t, svc, bundle.org.ID, r.URL, "s3cret", true, "contact.created")
+		id := emit(t, svc, bundle, bundle.org.ID, "contact.created")
+		if err := svc.Dispatch(ctx, bundle.org.ID, id); err != nil {
+			t.Fatal(err)
+		}
+		first, _ := svc.Deliveries(ctx, bundle.org.ID, wid, 1)
+		r.mu.Lock()
+		r.status = 200
+		r.mu.Unlock()
+		tasks := bundle.queue.TaskTypes(t)[jobs.TypeWebhookDeliver]
+		d, err := svc.Redeliver(ctx, bundle.org.ID, wid, first[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Success || !d.Redelivery || d.Attempt != 2 || d.EventID == nil || *d.EventID != id || d.ID == first[0].ID {
+			t.Fatalf("redelivery logged as %+v", d)
+		}
+		reqs, bodies := r.requests()
+		if len(reqs) != 2 || string(bodies[1]) != string(bodies[0]) || reqs[1].Header.Get("X-Webhook-ID") != id.String() ||
+			reqs[1].Header.Get(webhooks.SignatureHeader) != webhooks.Signature("s3cret", bodies[1]) {
+			t.Fatalf("%d requests; the redelivery is not the same signed event", len(reqs))
+		}
+		if got := bundle.queue.TaskTypes(t)[jobs.TypeWebhookDeliver]; got != tasks {
+			t.Errorf("a redelivery scheduled retries: %d tasks, had %d", got, tasks)
+		}
+	})
+
+	t.Run("RedeliveryRefusals", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		r := newReceiver(t, 500)
+		wid := hook(t, svc, bundle.org.ID, r.URL, "", true, "contact.created")
+		other := hook(t, svc, bundle.org.ID, r.URL, "", true, "contact.created")
+		id := emit(t, svc, bundle, bundle.org.ID, "contact.created")
+		if err := svc.Dispatch(ctx, bundle.org.ID, id); err != nil {
+			t.Fatal(err)
+		}
+		log, _ := svc.Deliveries(ctx, bundle.org.ID, wid, 1)
+		did := log[0].ID
+		sent := func() int { reqs, _ := r.requests(); return len(reqs) }
+		before := sent()
+		// Another organization, or another webhook of this one, finds no such delivery.
+		foreign := bundle.f.Org()
+		if _, err := svc.Redeliver(ctx, foreign.ID, wid, did); !apperr.Is(err, apperr.NotFound) {
+			t.Errorf("another organization: %v", err)
+		}
+		if _, err := svc.Redeliver(ctx, bundle.org.ID, other, did); !apperr.Is(err, apperr.NotFound) {
+			t.Errorf("another webhook's delivery: %v", err)
+		}
+		if _, err := svc.Test(ctx, bundle.org.ID, wid); err != nil {
+			t.Fatal(err)
+		}
+		testLog, _ := svc.Deliveries(ctx, bundle.org.ID, wid, 1)
+		if _, err := svc.Redeliver(ctx, bundle.org.ID, wid, testLog[0].ID); !apperr.Is(err, apperr.Conflict) {
+			t.Errorf("a test event: %v", err)
+		}
+		before = sent()
+		if err := bundle.f.DB.Exec(`DELETE FROM events WHERE id = ?`, id).Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Redeliver(ctx, bundle.org.ID, wid, did); !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), "no longer kept") {
+			t.Errorf("a purged event: %v", err)
+		}
+		if _, err := svc.Update(ctx, bundle.org.ID, wid, webhooks.Input{IsActive: ptr(false)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Redeliver(ctx, bundle.org.ID, wid, did); !apperr.Is(err, apperr.Conflict) || !strings.Contains(err.Error(), "inactive") {
+			t.Errorf("an inactive webhook: %v", err)
+		}
+		if sent() != before {
+			t.Errorf("a refused redelivery sent %d requests", sent()-before)
 		}
 	})
 }
