@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,74 @@ func TestMessageSentAndOutgoingEvents(t *testing.T) {
 	}
 	if len(rcv.Got()) != 3 || counts["message.sent/text"] != 1 || counts["message.outgoing/text"] != 1 || counts["message.outgoing/template"] != 1 {
 		t.Fatalf("events %v", counts)
+	}
+}
+
+// The delivery log through the api: a failed delivery shows what was sent
+// and what the endpoint answered to those who may read contacts and
+// messages, and nothing of the bodies to a user who may only read
+// webhooks; a redelivery (webhooks:update) sends the event again and is
+// logged as one; bad and unknown ids are refused.
+func TestWebhookDeliveryLogAndRedelivery(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	admin := f.admin.Auth()
+	rcv := apptest.NewReceiver(t)
+	rcv.FailNext(503)
+	var w webhookOut
+	f.Do("POST", "/api/webhooks", map[string]any{"name": "CRM", "url": rcv.URL, "events": []string{"contact.created"}}, admin).
+		Expect(t, 201).Into(t, &w)
+	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15550009911", "name": "Zed"}, admin).Expect(t, 201)
+	type delivery struct {
+		ID           int64   `json:"id"`
+		Attempt      int     `json:"attempt"`
+		Success      bool    `json:"success"`
+		StatusCode   int     `json:"status_code"`
+		Redelivery   bool    `json:"redelivery"`
+		RequestBody  *string `json:"request_body"`
+		ResponseBody *string `json:"response_body"`
+	}
+	var log struct{ Items []delivery }
+	apptest.Eventually(t, 10*time.Second, "the failed delivery logged", func() bool {
+		f.Do("GET", "/api/webhooks/"+w.ID+"/deliveries", nil, admin).Expect(t, 200).Into(t, &log)
+		return len(log.Items) > 0
+	})
+	failed := log.Items[len(log.Items)-1]
+	if failed.Success || failed.StatusCode != 503 || failed.RequestBody == nil || !strings.Contains(*failed.RequestBody, "+15550009911") ||
+		failed.ResponseBody == nil {
+		t.Fatalf("failed delivery %+v", failed)
+	}
+
+	f.Do("POST", "/api/roles", map[string]any{"name": "Hook watcher", "permissions": []string{"webhooks:read"}}, admin).Expect(t, 201)
+	watcher := f.CreateUser(admin, "hooks@example.test", "Hook watcher").Auth()
+	var seen struct{ Items []delivery }
+	f.Do("GET", "/api/webhooks/"+w.ID+"/deliveries", nil, watcher).Expect(t, 200).Into(t, &seen)
+	if len(seen.Items) == 0 {
+		t.Fatal("the watcher sees no delivery")
+	}
+	for _, d := range seen.Items {
+		if d.RequestBody != nil || d.ResponseBody != nil {
+			t.Fatalf("a user without contacts:read and messages:read reads the bodies: %+v", d)
+		}
+	}
+	base := "/api/webhooks/" + w.ID + "/deliveries/"
+	if r := f.Do("POST", base+strconv.FormatInt(failed.ID, 10)+"/redeliver", nil, watcher); r.Status != 403 {
+		t.Fatalf("redelivery without webhooks:update: %d %s", r.Status, r.Body)
+	}
+	if r := f.Do("POST", base+"abc/redeliver", nil, admin); r.Status != 400 || r.Message != "deliveryId must be a positive integer" {
+		t.Fatalf("a malformed id: %d %q", r.Status, r.Message)
+	}
+	if r := f.Do("POST", base+"999999999/redeliver", nil, admin); r.Status != 404 {
+		t.Fatalf("an unknown id: %d %s", r.Status, r.Body)
+	}
+	before := len(rcv.Got())
+	var again delivery
+	f.Do("POST", base+strconv.FormatInt(failed.ID, 10)+"/redeliver", nil, admin).Expect(t, 200).Into(t, &again)
+	if !again.Success || !again.Redelivery || again.ID == failed.ID || again.RequestBody == nil || *again.RequestBody != *failed.RequestBody {
+		t.Fatalf("redelivery %+v", again)
+	}
+	if len(rcv.Got()) != before+1 {
+		t.Fatalf("the redelivery made %d requests", len(rcv.Got())-before)
 	}
 }
