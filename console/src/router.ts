@@ -60,6 +60,24 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Template', requires: { permission: 'templates:read' } },
       },
       {
+        path: 'webhooks',
+        name: 'webhooks',
+        component: () => import('@/pages/webhooks/WebhooksPage.vue'),
+        meta: { title: 'Webhooks', requires: { permission: 'webhooks:read' } },
+      },
+      {
+        path: 'webhooks/new',
+        name: 'webhook-new',
+        component: () => import('@/pages/webhooks/WebhookPage.vue'),
+        meta: { title: 'New webhook', requires: { permission: 'webhooks:create' } },
+      },
+      {
+        path: 'webhooks/:id',
+        name: 'webhook',
+        component: () => import('@/pages/webhooks/WebhookPage.vue'),
+        meta: { title: 'Webhook', requires: { permission: 'webhooks:read' } },
+      },
+      {
         path: 'imports',
         name: 'imports',
         component: () => import('@/pages/imports/ImportsPage.vue'),
