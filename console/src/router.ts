@@ -78,6 +78,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Webhook', requires: { permission: 'webhooks:read' } },
       },
       {
+        path: 'api-keys',
+        name: 'api-keys',
+        component: () => import('@/pages/apikeys/ApiKeysPage.vue'),
+        meta: { title: 'API keys', requires: { permission: 'api_keys:read' } },
+      },
+      {
         path: 'imports',
         name: 'imports',
         component: () => import('@/pages/imports/ImportsPage.vue'),
