@@ -48,7 +48,7 @@ func (r marketingOptOut) Check(ctx context.Context, m *Message) error {
 	out := false
 	if m.OptedOut != nil {
 		out = *m.OptedOut
-	} else {
+	} else if r.store != nil {
 		var err error
 		if out, err = r.store.MarketingOptedOut(ctx, m.Account.OrganizationID, m.Message.To); err != nil {
 			return fmt.Errorf("%w: read the contact's opt-out: %w", errRuleUnavailable, err)

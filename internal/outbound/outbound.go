@@ -151,8 +151,8 @@ type Deps struct {
 	Limiter  *ratelimit.Limiter
 	Accounts *accounts.Service
 	Metrics  *metrics.Set // nil: none
-	// OptOuts are the contacts' marketing opt-outs (nil: none checked or
-	// recorded, for tests of other rules).
+	// OptOuts are the contacts' marketing opt-outs (nil: only the callers'
+	// Message.OptedOut are checked, and 131050 is not recorded).
 	OptOuts OptOuts
 	Rules   []Rule
 	Log     *slog.Logger
@@ -168,9 +168,9 @@ func New(d Deps) *Sender {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	if d.OptOuts != nil {
-		d.Rules = append([]Rule{marketingOptOut{d.OptOuts}}, d.Rules...)
-	}
+	// The opt-out rule runs even without a store: a caller that read the
+	// recipients' opt-outs itself (Message.OptedOut) is answered from them.
+	d.Rules = append([]Rule{marketingOptOut{d.OptOuts}}, d.Rules...)
 	return &Sender{d: d}
 }
 
