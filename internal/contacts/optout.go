@@ -40,15 +40,16 @@ type OptOutEvent struct {
 	At              time.Time  `json:"at"`
 }
 
-// SetOptOutIn applies ch to the contact inside tx. It answers the contact
-// as it is after the change, and the id of the event to publish after the
-// commit (uuid.Nil when nothing changed). A contact of another organization
-// or none is a nil contact.
-func (s *Service) SetOptOutIn(ctx context.Context, tx *gorm.DB, orgID, contactID uuid.UUID, ch OptOutChange) (*models.Contact, uuid.UUID, error) {
-	return s.setOptOut(ctx, tx, orgID, "id = ?", contactID, ch)
+// OptOutResult is what SetOptOutIn did.
+type OptOutResult struct {
+	// Changed: the contact was in the other state (false too for a
+	// contact not in the organization: callers check it first).
+	Changed bool
+	Event   uuid.UUID // the event to publish after the commit (uuid.Nil: none, or nobody listens)
 }
 
-func (s *Service) setOptOut(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, where string, key any, ch OptOutChange) (*models.Contact, uuid.UUID, error) {
+// SetOptOutIn applies ch to the contact inside tx.
+func (s *Service) SetOptOutIn(ctx context.Context, tx *gorm.DB, orgID, contactID uuid.UUID, ch OptOutChange) (OptOutResult, error) {
 	now := s.now()
 	var optedAt *time.Time
 	if ch.OptOut {
@@ -57,18 +58,13 @@ func (s *Service) setOptOut(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, w
 	var changed []models.Contact
 	err := tx.WithContext(ctx).Raw(`UPDATE contacts SET marketing_opt_out = ?, opted_out_at = ?, opt_out_source = ?,
 		opt_out_changed_at = ?, opt_out_changed_by = ?, updated_at = now()
-		WHERE organization_id = ? AND `+where+` AND marketing_opt_out <> ? RETURNING *`,
-		ch.OptOut, optedAt, ch.Source, now, ch.UserID, orgID, key, ch.OptOut).Scan(&changed).Error
+		WHERE organization_id = ? AND id = ? AND marketing_opt_out <> ? RETURNING *`,
+		ch.OptOut, optedAt, ch.Source, now, ch.UserID, orgID, contactID, ch.OptOut).Scan(&changed).Error
 	if err != nil {
-		return nil, uuid.Nil, err
+		return OptOutResult{}, err
 	}
 	if len(changed) == 0 {
-		var c models.Contact
-		res := tx.WithContext(ctx).Where("organization_id = ? AND "+where, orgID, key).Limit(1).Find(&c)
-		if res.Error != nil || res.RowsAffected == 0 {
-			return nil, uuid.Nil, res.Error
-		}
-		return &c, uuid.Nil, nil
+		return OptOutResult{}, nil
 	}
 	c := &changed[0]
 	event := webhooks.EventContactOptedIn
@@ -77,7 +73,7 @@ func (s *Service) setOptOut(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, w
 	}
 	id, err := s.webhooks.Emit(ctx, tx, orgID, event, OptOutEvent{ContactID: c.ID, PhoneNumber: c.PhoneNumber, MarketingOptOut: ch.OptOut,
 		Source: ch.Source, Keyword: ch.Keyword, UserID: ch.UserID, At: now})
-	return c, id, err
+	return OptOutResult{Changed: true, Event: id}, err
 }
 
 // SetOptOut is a user's change of a contact's opt-out (the API): the
@@ -88,8 +84,8 @@ func (s *Service) SetOptOut(ctx context.Context, orgID, contactID, userID uuid.U
 		if _, err := s.get(ctx, tx, orgID, contactID); err != nil {
 			return err
 		}
-		var err error
-		_, event, err = s.SetOptOutIn(ctx, tx, orgID, contactID, OptOutChange{OptOut: optOut, Source: models.OptOutUser, UserID: &userID})
+		r, err := s.SetOptOutIn(ctx, tx, orgID, contactID, OptOutChange{OptOut: optOut, Source: models.OptOutUser, UserID: &userID})
+		event = r.Event
 		return err
 	})
 	if err != nil {
@@ -111,8 +107,8 @@ func (s *Service) OptOutNumber(ctx context.Context, orgID uuid.UUID, digits stri
 		if err != nil {
 			return err
 		}
-		_, changed, err := s.SetOptOutIn(ctx, tx, orgID, c.ID, OptOutChange{OptOut: true, Source: models.OptOutProvider})
-		events = []uuid.UUID{created, changed}
+		r, err := s.SetOptOutIn(ctx, tx, orgID, c.ID, OptOutChange{OptOut: true, Source: models.OptOutProvider})
+		events = []uuid.UUID{created, r.Event}
 		return err
 	})
 	if err == nil {

@@ -23,8 +23,11 @@ import (
 // contact just wrote: inside the service window) and sent through the
 // outbound Sender like a bot reply. The message is then answered: the
 // chatbot, after messaging, does not also answer it (inbound.Incoming's
-// Answered), whether or not the contact's state changed, so that STOP
-// never starts a flow.
+// Answered). An opt-out keyword is always answered, whether or not the
+// contact had opted out already, so that STOP never starts or moves a flow.
+// An opt-in keyword is one only from a contact who opted out: from anyone
+// else START is an ordinary message (no change, no confirmation, and the
+// chatbot answers it: organizations' flows start on such words).
 
 // keywordReply handles a stored incoming message that may be a keyword. It
 // answers whether it was one, and the work to do after the commit.
@@ -46,10 +49,13 @@ func (s *Service) keywordReply(ctx context.Context, tx *gorm.DB, in *inbound.Inc
 	if !ok {
 		return false, nil, nil
 	}
-	_, event, err := s.contacts.SetOptOutIn(ctx, tx, orgID, in.Contact.ID,
+	changed, err := s.contacts.SetOptOutIn(ctx, tx, orgID, in.Contact.ID,
 		contacts.OptOutChange{OptOut: optOut, Source: models.OptOutKeyword, Keyword: text})
 	if err != nil {
 		return false, nil, err
+	}
+	if !optOut && !changed.Changed {
+		return false, nil, nil // an opt-in word from a contact who had not opted out
 	}
 	confirmation := kw.OptInConfirmation
 	if optOut {
@@ -62,7 +68,7 @@ func (s *Service) keywordReply(ctx context.Context, tx *gorm.DB, in *inbound.Inc
 		}
 	}
 	return true, func(ctx context.Context) {
-		s.webhooks.Publish(ctx, orgID, event)
+		s.webhooks.Publish(ctx, orgID, changed.Event)
 		if reply != uuid.Nil {
 			s.EnqueueSend(ctx, orgID, reply)
 		}

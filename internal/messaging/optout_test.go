@@ -87,6 +87,14 @@ func TestOptOutKeywords(t *testing.T) {
 	if res := consume("STOP"); !res.Answered || f.Count("events", "event = 'contact.opted_out'") != 1 {
 		t.Fatal("a second STOP is answered and changes nothing")
 	}
+	// START from a contact who has not opted out is an ordinary message
+	// (the chatbot's to answer: flows start on such words).
+	other := contact
+	contact = f.Contact(org.ID, &acc.ID)
+	if res := consume("START"); res.Answered || f.Count("events", "event = 'contact.opted_in'") != 0 {
+		t.Fatal("START from a contact who never opted out is no keyword")
+	}
+	contact = other
 	res = consume("start")
 	c = state()
 	if !res.Answered || c.MarketingOptOut || c.OptedOutAt != nil || c.OptOutSource != models.OptOutKeyword ||
