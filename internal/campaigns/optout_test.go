@@ -2,7 +2,11 @@ package campaigns_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"wharf/internal/campaigns"
 	"wharf/internal/contacts"
@@ -10,6 +14,7 @@ import (
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"
+	"wharf/jobs"
 	"wharf/models"
 	"wharf/platformsim"
 )
@@ -76,5 +81,37 @@ func TestOptedOutRecipientsAreSkipped(t *testing.T) {
 	c = run(notice)
 	if c.SentCount != 5 || c.SkippedCount != 0 || sent("15550300001") != 1 {
 		t.Fatalf("a utility campaign %+v: want all 5 sent", c)
+	}
+}
+
+type brokenOptOuts struct{}
+
+func (brokenOptOuts) OptedOutAmong(context.Context, uuid.UUID, []string) (map[string]bool, error) {
+	return nil, errors.New("connection refused")
+}
+
+// A lane that cannot read its chunk's opt-outs sends nobody: the chunk
+// goes back to pending and the lane waits; nothing fails.
+func TestUnreadableOptOutsSendNobody(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	svc, _ := newServiceWith(t, f, p, nil, brokenOptOuts{})
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID, func(a *models.PlatformAccount) { a.MessagingTierOverride = "TIER_UNLIMITED" })
+	promo := f.TemplateAt(p, acc, "Hi {{1}}, our sale starts", func(t *models.Template) { t.Category = "MARKETING" })
+	c, _ := f.Campaign(promo, 3)
+	started, err := svc.Start(ctx, org.ID, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = svc.RunLane(ctx, org.ID, c.ID, started.RunGeneration)
+	var limited *jobs.RateLimited
+	if !errors.As(err, &limited) || !strings.Contains(limited.Reason, "cannot read the recipients' opt-outs") {
+		t.Fatalf("the lane: %v, want a wait that says why", err)
+	}
+	if got := byStatus(t, f, c.ID); got[models.RecipientPending] != 3 || p.Sim.MessageCount(platformsim.MessageFilter{}) != 0 {
+		t.Fatalf("recipients %v, %d sends: want all pending, none sent", got, p.Sim.MessageCount(platformsim.MessageFilter{}))
 	}
 }
