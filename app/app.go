@@ -208,8 +208,10 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	// Every message leaves through one sender: one budget per account in
-	// Redis paces replies, API sends and campaigns together.
-	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m, Log: log})
+	// Redis paces replies, API sends and campaigns together; marketing
+	// templates skip contacts who opted out (outbound's first rule).
+	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m,
+		OptOuts: d.Contacts, Log: log})
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
@@ -224,7 +226,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
 		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
-		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, Config: campaigns.Config{Lanes: cc.Lanes,
+		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, OptOuts: d.Contacts, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)

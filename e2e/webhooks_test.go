@@ -33,7 +33,7 @@ func TestWebhookCRUDAndValidation(t *testing.T) {
 		AvailableEvents []webhooks.EventInfo `json:"available_events"`
 	}
 	f.Do("GET", "/api/webhooks", nil, a).Expect(t, 200).Into(t, &list)
-	if len(list.Items) != 0 || len(list.AvailableEvents) != 7 {
+	if len(list.Items) != 0 || len(list.AvailableEvents) != 9 {
 		t.Fatalf("list %+v", list)
 	}
 	base := map[string]any{"name": "Hook", "url": "https://hooks.example.com/x", "events": []string{"message.incoming"}}

@@ -35,6 +35,9 @@ const (
 	RecipientRead      RecipientStatus = "read"
 	RecipientFailed    RecipientStatus = "failed"
 	RecipientUnknown   RecipientStatus = "unknown"
+	// RecipientSkipped: not sent on purpose (a marketing template to a
+	// contact who opted out of marketing); final, counted apart from failed.
+	RecipientSkipped RecipientStatus = "skipped"
 )
 
 // Campaign is a bulk template send to imported recipients.
@@ -62,6 +65,7 @@ type Campaign struct {
 	ReadCount       int
 	FailedCount     int
 	UnknownCount    int
+	SkippedCount    int
 	PendingCount    int
 	SendingCount    int
 	CountedAt       *time.Time

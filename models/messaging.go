@@ -89,9 +89,25 @@ type Contact struct {
 	Metadata       JSON[map[string]any] `gorm:"type:jsonb"`
 	LastMessageAt  *time.Time
 	LastInboundAt  *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// MarketingOptOut: the contact is not sent marketing templates
+	// (internal/contacts, optout.go). The other opt-out fields record its
+	// last change: OptedOutAt while opted out, the source (OptOutKeyword,
+	// OptOutProvider, OptOutUser), when, and the user of a user's change.
+	MarketingOptOut bool
+	OptedOutAt      *time.Time
+	OptOutSource    string
+	OptOutChangedAt *time.Time
+	OptOutChangedBy *uuid.UUID `gorm:"type:uuid"`
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
+
+// How a contact's marketing opt-out last changed.
+const (
+	OptOutKeyword  = "keyword"  // the contact sent an opt-out or opt-in keyword
+	OptOutProvider = "provider" // the provider refused a marketing template with 131050
+	OptOutUser     = "user"     // a user changed it through the API
+)
 
 // Tag labels contacts.
 type Tag struct {

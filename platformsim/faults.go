@@ -125,6 +125,10 @@ var faultErrors = map[int]struct {
 	100:    {http.StatusBadRequest, "Invalid parameter", "The parameter is invalid (injected by the simulator)."},
 	2:      {http.StatusServiceUnavailable, "Service temporarily unavailable", "Service temporarily unavailable (injected by the simulator)."},
 	131000: {http.StatusInternalServerError, "Something went wrong", "Something went wrong. Please retry later (injected by the simulator)."},
+	// The provider usually reports a marketing opt-out in a failed status
+	// (Config.FailRecipients); a fault answers it on the send itself.
+	131050: {http.StatusBadRequest, "Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business",
+		"The recipient opted out of marketing messages (injected by the simulator)."},
 }
 
 // FaultCodes lists the codes InjectFault accepts.

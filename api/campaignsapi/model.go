@@ -20,18 +20,21 @@ type listQuery struct {
 }
 
 type campaignResp struct {
-	ID              uuid.UUID         `json:"id"`
-	Name            string            `json:"name"`
-	AccountID       *uuid.UUID        `json:"account_id"`
-	TemplateID      *uuid.UUID        `json:"template_id"`
-	TemplateName    string            `json:"template_name"`
-	Status          string            `json:"status"`
-	TotalRecipients int               `json:"total_recipients"`
-	SentCount       int               `json:"sent_count"`
-	DeliveredCount  int               `json:"delivered_count"`
-	ReadCount       int               `json:"read_count"`
-	FailedCount     int               `json:"failed_count"`
-	UnknownCount    int               `json:"unknown_count"`
+	ID              uuid.UUID  `json:"id"`
+	Name            string     `json:"name"`
+	AccountID       *uuid.UUID `json:"account_id"`
+	TemplateID      *uuid.UUID `json:"template_id"`
+	TemplateName    string     `json:"template_name"`
+	Status          string     `json:"status"`
+	TotalRecipients int        `json:"total_recipients"`
+	SentCount       int        `json:"sent_count"`
+	DeliveredCount  int        `json:"delivered_count"`
+	ReadCount       int        `json:"read_count"`
+	FailedCount     int        `json:"failed_count"`
+	UnknownCount    int        `json:"unknown_count"`
+	// SkippedCount: recipients not sent on purpose (a marketing template
+	// to a contact who opted out of marketing); not failures.
+	SkippedCount    int               `json:"skipped_count"`
 	PendingCount    int               `json:"pending_count"`
 	SendingCount    int               `json:"sending_count"`
 	VariableMapping map[string]string `json:"variable_mapping"`
@@ -52,7 +55,7 @@ func toCampaignResp(c *models.Campaign) campaignResp {
 	}
 	return campaignResp{ID: c.ID, Name: c.Name, AccountID: c.AccountID, TemplateID: c.TemplateID, TemplateName: c.TemplateName,
 		Status: string(c.Status), TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
-		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, PendingCount: c.PendingCount,
+		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, SkippedCount: c.SkippedCount, PendingCount: c.PendingCount,
 		SendingCount: c.SendingCount, VariableMapping: m,
 		ScheduledAt: web.UTCPtr(c.ScheduledAt), StartedAt: web.UTCPtr(c.StartedAt), PausedAt: web.UTCPtr(c.PausedAt), PauseReason: c.PauseReason,
 		CompletedAt: web.UTCPtr(c.CompletedAt), CancelledAt: web.UTCPtr(c.CancelledAt), CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt)}
@@ -170,6 +173,7 @@ type progressResp struct {
 	Read           int64      `json:"read"`
 	Failed         int64      `json:"failed"`
 	Unknown        int64      `json:"unknown"`
+	Skipped        int64      `json:"skipped"`          // opted out of marketing: not sent on purpose
 	SendsPerSecond float64    `json:"sends_per_second"` // over the last 10 s
 	StartedAt      *time.Time `json:"started_at"`
 	CompletedAt    *time.Time `json:"completed_at"`
@@ -177,6 +181,6 @@ type progressResp struct {
 
 func toProgressResp(p *campaigns.Progress) progressResp {
 	return progressResp{ID: p.Campaign.ID, Status: string(p.Campaign.Status), Total: p.Total, Pending: p.Pending, Sending: p.Sending,
-		Sent: p.Sent, Delivered: p.Delivered, Read: p.Read, Failed: p.Failed, Unknown: p.Unknown,
+		Sent: p.Sent, Delivered: p.Delivered, Read: p.Read, Failed: p.Failed, Unknown: p.Unknown, Skipped: p.Skipped,
 		SendsPerSecond: p.RecentPerSecond, StartedAt: web.UTCPtr(p.Campaign.StartedAt), CompletedAt: web.UTCPtr(p.Campaign.CompletedAt)}
 }

@@ -142,6 +142,29 @@ func (h *Handlers) assign(c *gin.Context) {
 	web.OK(c, assignedResp{ID: ct.ID, AssignedTo: ct.AssignedTo, UpdatedAt: web.UTC(ct.UpdatedAt)})
 }
 
+// setOptOut changes the contact's marketing opt-out as the caller.
+func (h *Handlers) setOptOut(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	var req optOutRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	if req.MarketingOptOut == nil {
+		web.Fail(c, apperr.Invalidf("marketing_opt_out is required (true or false)"))
+		return
+	}
+	p := web.Principal(c)
+	v, err := h.contacts.SetOptOut(c.Request.Context(), p.OrgID, id, p.UserID, *req.MarketingOptOut)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	h.answer(c, http.StatusOK, v)
+}
+
 func (h *Handlers) sessionData(c *gin.Context) {
 	id, valid := web.PathID(c, "id")
 	if !valid {

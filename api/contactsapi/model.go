@@ -28,8 +28,20 @@ type contactResp struct {
 	Metadata      map[string]any `json:"metadata"`
 	Tags          []string       `json:"tags"`
 	LastMessageAt *time.Time     `json:"last_message_at"`
-	CreatedAt     time.Time      `json:"created_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
+	// MarketingOptOut: the contact is not sent marketing templates.
+	MarketingOptOut bool `json:"marketing_opt_out"`
+	// OptedOutAt: when the contact opted out (null while opted in).
+	OptedOutAt *time.Time `json:"opted_out_at"`
+	// OptOutSource: how the opt-out last changed: keyword (the contact
+	// sent one), provider (error 131050 on a marketing template), user (a
+	// user through the API); "" when it never changed.
+	OptOutSource string `json:"opt_out_source"`
+	// OptOutChangedAt: when the opt-out last changed.
+	OptOutChangedAt *time.Time `json:"opt_out_changed_at"`
+	// OptOutChangedBy: the user who last changed it (source user).
+	OptOutChangedBy *uuid.UUID `json:"opt_out_changed_by"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
 // toContactResp renders a contact, masked as the organization wants.
@@ -40,7 +52,8 @@ func toContactResp(m orgsettings.Masker, v contacts.View) contactResp {
 	}
 	return contactResp{ID: v.ID, PhoneNumber: m.Phone(v.PhoneNumber), Name: m.Name(v.Name), ProfileName: m.Name(v.ProfileName),
 		AvatarURL: v.AvatarURL, AccountID: v.AccountID, AssignedTo: v.AssignedTo, Metadata: meta, Tags: v.Tags,
-		LastMessageAt: web.UTCPtr(v.LastMessageAt), CreatedAt: web.UTC(v.CreatedAt), UpdatedAt: web.UTC(v.UpdatedAt)}
+		LastMessageAt: web.UTCPtr(v.LastMessageAt), MarketingOptOut: v.MarketingOptOut, OptedOutAt: web.UTCPtr(v.OptedOutAt),
+		OptOutSource: v.OptOutSource, OptOutChangedAt: web.UTCPtr(v.OptOutChangedAt), OptOutChangedBy: v.OptOutChangedBy, CreatedAt: web.UTC(v.CreatedAt), UpdatedAt: web.UTC(v.UpdatedAt)}
 }
 
 // contactPage is a page of contacts; unlike other lists it also says how
@@ -61,6 +74,12 @@ type contactRequest struct {
 	Name        *string         `json:"name"`
 	AccountID   *string         `json:"account_id"`
 	Metadata    *map[string]any `json:"metadata"`
+}
+
+type optOutRequest struct {
+	// MarketingOptOut: true opts the contact out of marketing templates,
+	// false back in. Required.
+	MarketingOptOut *bool `json:"marketing_opt_out"`
 }
 
 type assignRequest struct {

@@ -46,6 +46,15 @@ type settingsView struct {
 	// SelfRegistrationEnabled: whether POST /api/auth/register accepts
 	// this organization.
 	SelfRegistrationEnabled bool `json:"self_registration_enabled"`
+	// OptOutKeywords: an incoming message that is exactly one of them
+	// (trimmed, any case) opts its contact out of marketing templates.
+	OptOutKeywords []string `json:"opt_out_keywords"`
+	// OptInKeywords opt the contact back in.
+	OptInKeywords []string `json:"opt_in_keywords"`
+	// OptOutConfirmation is sent in answer to an opt-out keyword ("": none).
+	OptOutConfirmation string `json:"opt_out_confirmation"`
+	// OptInConfirmation is sent in answer to an opt-in keyword ("": none).
+	OptInConfirmation string `json:"opt_in_confirmation"`
 }
 
 // settingsRequest converts to orgsettings.Update field for field.
@@ -65,6 +74,15 @@ type settingsRequest struct {
 	// SelfRegistrationEnabled needs only settings:update, the route's
 	// permission.
 	SelfRegistrationEnabled *bool `json:"self_registration_enabled"`
+	// OptOutKeywords replaces the opt-out keywords: 1 to 20 words of at
+	// most 30 characters, none twice, none also an opt-in keyword.
+	OptOutKeywords *[]string `json:"opt_out_keywords"`
+	// OptInKeywords replaces the opt-in keywords: 0 to 20 words, same rules.
+	OptInKeywords *[]string `json:"opt_in_keywords"`
+	// OptOutConfirmation: at most 1024 characters; "" sends none.
+	OptOutConfirmation *string `json:"opt_out_confirmation"`
+	// OptInConfirmation: at most 1024 characters; "" sends none.
+	OptInConfirmation *string `json:"opt_in_confirmation"`
 }
 
 // audioUploadForm is the multipart body of POST /api/org/audio (type may

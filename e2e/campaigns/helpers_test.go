@@ -18,6 +18,7 @@ type campaignOut struct {
 	ReadCount       int     `json:"read_count"`
 	FailedCount     int     `json:"failed_count"`
 	UnknownCount    int     `json:"unknown_count"`
+	SkippedCount    int     `json:"skipped_count"`
 	CompletedAt     *string `json:"completed_at"`
 }
 
@@ -28,8 +29,8 @@ func (c campaignOut) String() string {
 	if c.CompletedAt != nil {
 		done = "completed at " + *c.CompletedAt
 	}
-	return fmt.Sprintf("{%s %s: %d recipients, sent %d, delivered %d, read %d, failed %d, unknown %d, %s}", c.ID, c.Status,
-		c.TotalRecipients, c.SentCount, c.DeliveredCount, c.ReadCount, c.FailedCount, c.UnknownCount, done)
+	return fmt.Sprintf("{%s %s: %d recipients, sent %d, delivered %d, read %d, failed %d, unknown %d, skipped %d, %s}", c.ID, c.Status,
+		c.TotalRecipients, c.SentCount, c.DeliveredCount, c.ReadCount, c.FailedCount, c.UnknownCount, c.SkippedCount, done)
 }
 
 type fixture struct {

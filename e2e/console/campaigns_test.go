@@ -177,3 +177,35 @@ func TestConsoleCampaigns(t *testing.T) {
 		p.waitUntil("no more actions", `!byRole('button', 'Resume campaign') && !byRole('button', 'Cancel campaign')`)
 	})
 }
+
+// TestConsoleCampaignSkippedCount: a marketing campaign whose recipient
+// opted out of marketing shows it on its page as skipped, apart from the
+// failed ones.
+func TestConsoleCampaignSkippedCount(t *testing.T) {
+	requireBrowser(t)
+	f := apptest.NewFixture(t, map[string]string{"CAMPAIGN_COUNTER_INTERVAL": "1s", "CAMPAIGN_SWEEP_INTERVAL": "1s"}, nil)
+	f.StartWorker()
+	admin := f.Admin
+	f.Do("PUT", "/api/accounts/"+f.AccountID, map[string]any{"messaging_tier": "TIER_UNLIMITED"}, admin.Auth()).Expect(t, 200)
+	tmpl := f.SeedTemplate(f.OrgID, f.AccountID, "spring_offer", "Hi {{1}}, offer {{2}}", false)
+	f.DB.Exec(`UPDATE templates SET category = 'MARKETING' WHERE id = ?`, tmpl.ID)
+	var contact struct{ ID string }
+	f.Do("POST", "/api/contacts", map[string]any{"phone_number": recipientNumber(1)}, admin.Auth()).Expect(t, 201).Into(t, &contact)
+	f.Do("PUT", "/api/contacts/"+contact.ID+"/opt-out", map[string]any{"marketing_opt_out": true}, admin.Auth()).Expect(t, 200)
+	c := createCampaign(t, f, "Offers", tmpl.ID.String(), 3)
+	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, admin.Auth()).Expect(t, 200)
+
+	b := startBrowser(t, f.Server.URL)
+	p := b.newPage(t, "admin")
+	p.open("/console/")
+	signIn(p, apptest.AdminEmail, apptest.AdminPassword, adminName)
+	p.open("/console/campaigns/" + c.ID)
+	p.seeRole("heading", "Offers")
+	p.waitUntil("100%", `pageText().includes('100% done · 3 of 3 recipients')`)
+	p.waitUntil("the skipped recipient counted", `/Skipped \(opted out\)\s*1\b/.test(pageText()) && /Failed\s*0\b/.test(pageText())`)
+	p.choose("Recipient status", "Skipped")
+	p.see(recipientNumber(1))
+	p.see("opted out of marketing")
+	p.axe("campaign with a skipped recipient")
+	p.shot("skipped")
+}

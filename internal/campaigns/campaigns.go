@@ -52,6 +52,7 @@ type Service struct {
 	now       func() time.Time
 
 	observer Observer // nil: none (observe.go)
+	optOuts  OptOuts  // nil: no recipient is skipped for an opt-out
 
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
 	runs     sync.Map // campaign id -> *cachedRun loaded by this process
@@ -76,6 +77,9 @@ type Deps struct {
 	// observer that also drives campaigns (bulk messages) implements
 	// CampaignsBinder and is handed the service by NewService.
 	Observer Observer
+	// OptOuts tell which recipients opted out of marketing (contacts;
+	// nil: none did).
+	OptOuts OptOuts
 }
 
 // NewService wires the campaigns domain.
@@ -85,7 +89,7 @@ func NewService(d Deps) *Service {
 	}
 	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
 		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
-		observer: d.Observer, now: func() time.Time { return time.Now().UTC() }}
+		observer: d.Observer, optOuts: d.OptOuts, now: func() time.Time { return time.Now().UTC() }}
 	if b, ok := d.Observer.(CampaignsBinder); ok {
 		b.BindCampaigns(s)
 	}
@@ -236,4 +240,10 @@ func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
 		return apperr.Conflictf("the campaign is sending: pause or cancel it before deleting it")
 	}
 	return nil
+}
+
+// OptOuts tell which numbers belong to contacts opted out of marketing
+// (contacts.Service).
+type OptOuts interface {
+	OptedOutAmong(ctx context.Context, orgID uuid.UUID, numbers []string) (map[string]bool, error)
 }

@@ -51,8 +51,9 @@ func (s *Service) claim(ctx context.Context, campaignID uuid.UUID, n int) ([]mod
 type settlement struct {
 	ID uuid.UUID `json:"id"`
 	// Kind is what happens to the recipient: "sent" (the provider accepted
-	// it), "failed" or "unknown" (models.RecipientUnknown: nobody knows
-	// whether the provider has it), or "release" (back to pending: the
+	// it), "failed", "skipped" (not sent on purpose: an opted-out contact)
+	// or "unknown" (models.RecipientUnknown: nobody knows whether the
+	// provider has it), or "release" (back to pending: the
 	// provider certainly did not take it).
 	Kind       string `json:"kind"`
 	PlatformID string `json:"platform_message_id,omitempty"`
@@ -95,8 +96,9 @@ func released(id uuid.UUID, attempt bool) settlement {
 //     answer came back before ours was recorded), so only a recipient still
 //     sending (or unknown) becomes sent; the provider id and sent_at are
 //     filled when missing, whatever the status.
-//   - failed, unknown, release: only a recipient still sending moves; a
-//     release clears the claim.
+//   - failed, skipped, unknown, release: only a recipient still sending
+//     moves; a release clears the claim; skipped keeps its reason in the
+//     error fields.
 //
 // As in the status applier, the outcome is computed in SET and WHERE from
 // the row being updated: a status batch that changed the row meanwhile is
@@ -116,9 +118,9 @@ UPDATE campaign_recipients r SET
     platform_message_id = CASE WHEN v.kind = 'sent' THEN COALESCE(r.platform_message_id, v.platform_message_id) ELSE r.platform_message_id END,
     sent_at         = CASE WHEN v.kind = 'sent' THEN COALESCE(r.sent_at, now()) ELSE r.sent_at END,
     failed_at       = CASE WHEN v.kind = 'failed' THEN now() ELSE r.failed_at END,
-    error_code      = CASE WHEN v.kind IN ('failed', 'unknown') THEN v.error_code ELSE r.error_code END,
-    error_title     = CASE WHEN v.kind IN ('failed', 'unknown') THEN v.error_title ELSE r.error_title END,
-    error_detail    = CASE WHEN v.kind IN ('failed', 'unknown') THEN v.error_detail ELSE r.error_detail END,
+    error_code      = CASE WHEN v.kind IN ('failed', 'unknown', 'skipped') THEN v.error_code ELSE r.error_code END,
+    error_title     = CASE WHEN v.kind IN ('failed', 'unknown', 'skipped') THEN v.error_title ELSE r.error_title END,
+    error_detail    = CASE WHEN v.kind IN ('failed', 'unknown', 'skipped') THEN v.error_detail ELSE r.error_detail END,
     attempts        = r.attempts + CASE WHEN v.attempted THEN 1 ELSE 0 END,
     claim_id        = CASE WHEN v.kind = 'release' THEN NULL ELSE r.claim_id END,
     send_started_at = CASE WHEN v.kind = 'release' THEN NULL ELSE r.send_started_at END,
@@ -154,7 +156,7 @@ func (s *Service) settle(ctx context.Context, outcomes []settlement) {
 			counts[metrics.SendSent]++
 		case settleRelease:
 			counts[metrics.SendReleased]++
-		default: // the statuses are the outcomes' names: failed, unknown
+		default: // the statuses are the outcomes' names: failed, skipped, unknown
 			counts[metrics.SendOutcome(o.Kind)]++
 		}
 	}

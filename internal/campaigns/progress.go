@@ -20,6 +20,7 @@ type Progress struct {
 	Read            int64
 	Failed          int64
 	Unknown         int64
+	Skipped         int64 // not sent on purpose: opted out of marketing
 	Total           int64
 	RecentPerSecond float64 // claims per second over the last 10 s
 }
@@ -42,10 +43,11 @@ func (s *Service) Progress(ctx context.Context, orgID, id uuid.UUID) (*Progress,
 		count(*) FILTER (WHERE read_at IS NOT NULL) AS read,
 		count(*) FILTER (WHERE status = 'failed') AS failed,
 		count(*) FILTER (WHERE status = 'unknown') AS unknown,
+		count(*) FILTER (WHERE status = 'skipped') AS skipped,
 		count(*) AS total,
 		count(*) FILTER (WHERE send_started_at > now() - interval '10 seconds') AS recent
 		FROM campaign_recipients WHERE campaign_id = ?`, id).Row().Scan(&p.Pending, &p.Sending, &p.Sent, &p.Accepted, &p.Delivered, &p.Read,
-		&p.Failed, &p.Unknown, &p.Total, &recent)
+		&p.Failed, &p.Unknown, &p.Skipped, &p.Total, &recent)
 	p.RecentPerSecond = float64(recent) / 10
 	return p, err
 }
@@ -56,7 +58,7 @@ func (s *Service) Progress(ctx context.Context, orgID, id uuid.UUID) (*Progress,
 func Counted(c *models.Campaign) *Progress {
 	return &Progress{Campaign: c, Pending: int64(c.PendingCount), Sending: int64(c.SendingCount), Sent: int64(c.SentCount),
 		Delivered: int64(c.DeliveredCount), Read: int64(c.ReadCount), Failed: int64(c.FailedCount), Unknown: int64(c.UnknownCount),
-		Total: int64(c.TotalRecipients)}
+		Skipped: int64(c.SkippedCount), Total: int64(c.TotalRecipients)}
 }
 
 // RateWindow estimates sends per second from successive progress samples

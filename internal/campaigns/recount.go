@@ -48,13 +48,14 @@ WITH c AS (
            count(*) FILTER (WHERE read_at IS NOT NULL) AS read,
            count(*) FILTER (WHERE status = 'failed') AS failed,
            count(*) FILTER (WHERE status = 'unknown') AS unknown,
+           count(*) FILTER (WHERE status = 'skipped') AS skipped,
            count(*) FILTER (WHERE status = 'pending') AS pending,
            count(*) FILTER (WHERE status = 'sending') AS sending,
            count(*) AS total
     FROM campaign_recipients WHERE campaign_id = @id
 )
 UPDATE campaigns SET sent_count = c.sent, delivered_count = c.delivered, read_count = c.read, failed_count = c.failed,
-    unknown_count = c.unknown, pending_count = c.pending, sending_count = c.sending, total_recipients = c.total, counted_at = now(),
+    unknown_count = c.unknown, skipped_count = c.skipped, pending_count = c.pending, sending_count = c.sending, total_recipients = c.total, counted_at = now(),
     completed_at = CASE WHEN status = 'sending' AND c.pending + c.sending = 0 THEN now() ELSE completed_at END,
     status       = CASE WHEN status = 'sending' AND c.pending + c.sending = 0 THEN 'completed' ELSE status END,
     updated_at   = now()

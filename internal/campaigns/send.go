@@ -2,6 +2,7 @@ package campaigns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,15 +50,26 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 	}
 	results := make([]sendResult, len(recs))
 	settled := make([]settlement, len(recs))
+	optedOut, err := s.optedOut(ctx, r, recs)
+	if err != nil {
+		// Not knowing who opted out, send to nobody: the chunk goes back.
+		for i := range recs {
+			settled[i] = released(recs[i].ID, false)
+		}
+		s.settle(ctx, settled)
+		s.log.Warn("cannot read the recipients' opt-outs; the chunk waits", "campaign_id", r.campaign.ID, "error", err)
+		return batchOutcome{claimed: len(recs), wait: time.Second, waitReason: "cannot read the recipients' opt-outs",
+			waitKind: metrics.WaitProviderError}, nil
+	}
 	if len(recs) == 1 {
-		results[0], settled[0] = s.send(ctx, r, &recs[0])
+		results[0], settled[0] = s.send(ctx, r, &recs[0], optedOut)
 	} else {
 		var wg sync.WaitGroup
 		for i := range recs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i], settled[i] = s.send(ctx, r, &recs[i])
+				results[i], settled[i] = s.send(ctx, r, &recs[i], optedOut)
 			}()
 		}
 		wg.Wait()
@@ -79,8 +91,10 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 	return out, nil
 }
 
-// send makes one send and says how to settle the recipient.
-func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipient) (sendResult, settlement) {
+// send makes one send and says how to settle the recipient. optedOut is
+// the chunk's recipients who opted out of marketing (nil: the template is
+// not a marketing one).
+func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipient, optedOut map[string]bool) (sendResult, settlement) {
 	if ctx.Err() != nil {
 		// The worker is stopping: the recipient was never handed over.
 		return sendResult{}, released(rec.ID, false)
@@ -100,12 +114,25 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 	// The send is not cancelled with the lane: once the request may have
 	// left, finishing it and recording the answer beats guessing later. Its
 	// token was taken with the chunk's (RunLane).
-	res := s.sender.Send(context.WithoutCancel(ctx), outbound.Message{Account: r.account, Priority: outbound.Campaign, Message: msg, Paced: true})
+	// The opt-out rule is the Sender's; the chunk read the recipients'
+	// opt-outs at once, so it reads none per send.
+	om := outbound.Message{Account: r.account, Priority: outbound.Campaign, Message: msg, Paced: true}
+	if optedOut != nil {
+		out := optedOut[rec.PhoneNumber]
+		om.Marketing, om.OptedOut = true, &out
+	}
+	res := s.sender.Send(context.WithoutCancel(ctx), om)
 	pe := res.ProviderError()
 	switch res.Outcome {
 	case outbound.Accepted:
 		return sendResult{}, sentTo(rec.ID, res.MessageID)
-	case outbound.Failed, outbound.Refused:
+	case outbound.Refused:
+		if errors.Is(res.Err, outbound.ErrOptedOut) {
+			return sendResult{}, failedTo(rec.ID, models.RecipientSkipped, false, nil, "opted out of marketing",
+				"the contact opted out of marketing messages; a marketing template is not sent to it")
+		}
+		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "cannot send", res.Err.Error())
+	case outbound.Failed:
 		return sendResult{}, failedTo(rec.ID, models.RecipientFailed, false, nil, "cannot send", res.Err.Error())
 	case outbound.Unknown:
 		return sendResult{}, failedTo(rec.ID, models.RecipientUnknown, true, nil, "send outcome unknown",
@@ -128,6 +155,23 @@ func (s *Service) send(ctx context.Context, r *run, rec *models.CampaignRecipien
 	}
 	code := pe.Code
 	return sendResult{}, failedTo(rec.ID, models.RecipientFailed, true, &code, pe.Message, pe.Details)
+}
+
+// optedOut answers the chunk's recipients who opted out of marketing, in
+// one read, when the campaign's template is a marketing one (nil
+// otherwise: nobody is skipped).
+func (s *Service) optedOut(ctx context.Context, r *run, recs []models.CampaignRecipient) (map[string]bool, error) {
+	if !templates.IsMarketing(r.tmpl) {
+		return nil, nil
+	}
+	if s.optOuts == nil {
+		return map[string]bool{}, nil
+	}
+	numbers := make([]string, len(recs))
+	for i := range recs {
+		numbers[i] = recs[i].PhoneNumber
+	}
+	return s.optOuts.OptedOutAmong(ctx, r.campaign.OrganizationID, numbers)
 }
 
 // values maps the template's placeholders to the recipient's fields.

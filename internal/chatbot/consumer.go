@@ -19,7 +19,9 @@ import (
 // in the inbound transaction (so it is there exactly when the message is),
 // and asks for the contact's evaluation after the commit.
 func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.Incoming) (inbound.MessageResult, error) {
-	if in.MessageID == uuid.Nil || !evaluable(in.Message) {
+	// A message messaging answered as an opt-out or opt-in keyword is not
+	// the bot's to answer: STOP never starts or moves a flow.
+	if in.MessageID == uuid.Nil || in.Answered || !evaluable(in.Message) {
 		return inbound.MessageResult{}, nil
 	}
 	orgID, contactID := in.Contact.OrganizationID, in.Contact.ID

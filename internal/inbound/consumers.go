@@ -71,6 +71,10 @@ type Incoming struct {
 	// MessageID is the messages row that stores it, set from the result of
 	// the consumer that stored it (messaging, registered first).
 	MessageID uuid.UUID
+	// Answered: a consumer before this one answered the message as a
+	// command of ours (an opt-out or opt-in keyword); consumers that answer
+	// messages (the chatbot) leave it.
+	Answered bool
 }
 
 // MessageResult is what a MessageConsumer did with a message.
@@ -80,7 +84,10 @@ type MessageResult struct {
 	Stored uuid.UUID
 	// Seen reports a message consumed before (a redelivered webhook): the
 	// consumers after this one are not called for it.
-	Seen        bool
+	Seen bool
+	// Answered: the consumer answered the message as a command of ours
+	// (Incoming.Answered for the consumers after it).
+	Answered    bool
 	AfterCommit func(context.Context) // nil, or run once the event committed
 }
 

@@ -171,6 +171,7 @@ func (s *Service) applyMessages(ctx context.Context, tx *gorm.DB, a *accounts.Ac
 			if res.Stored != uuid.Nil {
 				in.MessageID = res.Stored
 			}
+			in.Answered = in.Answered || res.Answered
 			if res.Seen {
 				break
 			}

@@ -17,16 +17,26 @@ import (
 )
 
 // ConsumeMessage is the messaging domain's inbound.MessageConsumer: it
-// stores the message (once: a redelivered message is Seen) and publishes
-// its message.incoming event after the commit.
+// stores the message (once: a redelivered message is Seen), applies it when
+// it is an opt-out or opt-in keyword (optout.go), and publishes its events
+// after the commit.
 func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.Incoming) (inbound.MessageResult, error) {
 	id, eventID, err := s.storeIncoming(ctx, tx, in.Contact, in.Account.ID, in.Account.Name, in.Message)
 	if err != nil || id == uuid.Nil {
 		return inbound.MessageResult{Seen: err == nil}, err
 	}
 	org := in.Contact.OrganizationID
-	return inbound.MessageResult{Stored: id,
-		AfterCommit: func(ctx context.Context) { s.webhooks.Publish(ctx, org, eventID) }}, nil
+	answered, after, err := s.keywordReply(ctx, tx, in)
+	if err != nil {
+		return inbound.MessageResult{}, err
+	}
+	return inbound.MessageResult{Stored: id, Answered: answered,
+		AfterCommit: func(ctx context.Context) {
+			s.webhooks.Publish(ctx, org, eventID)
+			if after != nil {
+				after(ctx)
+			}
+		}}, nil
 }
 
 // storeIncoming stores an incoming message once (the provider redelivers

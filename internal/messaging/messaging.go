@@ -89,7 +89,11 @@ type Deps struct {
 // NewService wires the messaging domain.
 func NewService(d Deps) *Service {
 	if d.Sender == nil {
-		d.Sender = outbound.New(outbound.Deps{Provider: d.Provider, Accounts: d.Accounts, Log: d.Log})
+		od := outbound.Deps{Provider: d.Provider, Accounts: d.Accounts, Log: d.Log}
+		if d.Contacts != nil {
+			od.OptOuts = d.Contacts
+		}
+		d.Sender = outbound.New(od)
 	}
 	return &Service{sender: d.Sender, db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
 		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),

@@ -95,6 +95,9 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	if _, err := templates.Build(tmpl, in.Params); err != nil {
 		return nil, err
 	}
+	if err := s.checkOptOut(ctx, orgID, tmpl, contact, number); err != nil {
+		return nil, err
+	}
 	params := make(map[string]any, len(in.Params))
 	for k, v := range in.Params {
 		params[k] = v
@@ -130,6 +133,30 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 		s.log.Warn("cannot enqueue a template send; the sweeper will retry", "message_id", m.ID, "error", err)
 	}
 	return &Queued{MessageID: m.ID, PhoneNumber: contact.PhoneNumber, Status: models.StatusPending, TemplateName: tmpl.Name}, nil
+}
+
+// checkOptOut refuses a marketing template to a contact who opted out of
+// marketing, before anything is stored (the Sender's rule refuses it again
+// should the contact opt out before the worker sends it). number is the
+// contact's when contact is nil (a send by phone number).
+func (s *Service) checkOptOut(ctx context.Context, orgID uuid.UUID, tmpl *models.Template, contact *models.Contact, number string) error {
+	if !templates.IsMarketing(tmpl) {
+		return nil
+	}
+	out := false
+	if contact != nil {
+		out = contact.MarketingOptOut
+	} else {
+		var err error
+		if out, err = s.contacts.MarketingOptedOut(ctx, orgID, phone.Digits(number)); err != nil {
+			return err
+		}
+	}
+	if out {
+		return apperr.Invalidf("the contact opted out of marketing messages: template %q is a MARKETING template "+
+			"(utility and authentication templates can still be sent)", tmpl.Name)
+	}
+	return nil
 }
 
 func accountID(a *accounts.Account) *uuid.UUID {
@@ -198,7 +225,8 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 		return fail(0, "the message cannot be sent", err.Error())
 	}
 	msg.BizOpaqueCallbackData = m.ID.String()
-	r := s.sender.Send(ctx, outbound.Message{Account: a, Priority: queuedPriority(&m), Message: msg})
+	r := s.sender.Send(ctx, outbound.Message{Account: a, Priority: queuedPriority(&m), Message: msg,
+		Marketing: m.Type == "template" && templates.IsMarketing(&row.Template)})
 	switch r.Outcome {
 	case outbound.Accepted:
 		return s.settleAccepted(ctx, &m, c, a, r.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, row.Listening)

@@ -35,5 +35,7 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 	if err != nil {
 		return inbound.StatusResult{}, err
 	}
-	return inbound.StatusResult{Unmatched: res.Unmatched}, nil
+	// The provider's marketing opt-out (131050) marks the contact whoever
+	// sent the message (a campaign's statuses pass here first).
+	return inbound.StatusResult{Unmatched: res.Unmatched, AfterCommit: s.providerOptOuts(b.OrganizationID, b.AccountID, b.All)}, nil
 }

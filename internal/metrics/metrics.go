@@ -58,6 +58,7 @@ const (
 	SendFailed   SendOutcome = "failed"   // it certainly failed
 	SendUnknown  SendOutcome = "unknown"  // nobody knows (a broken connection, a dead worker); not resent
 	SendReleased SendOutcome = "released" // given back to pending: throttled, provider trouble, stopped lane
+	SendSkipped  SendOutcome = "skipped"  // not sent on purpose: a marketing template to a contact who opted out
 )
 
 // WaitReason is why a campaign lane handed its worker slot back to wait.

@@ -35,6 +35,8 @@ var Defaults = Settings{
 	// Open unless the organization says otherwise, as the spec shows; the
 	// bootstrap organization is created closed (see Initial).
 	SelfRegistrationEnabled: true,
+	OptOutKeywords:          DefaultOptOutKeywords,
+	OptInKeywords:           DefaultOptInKeywords,
 }
 
 // DateFormats are the accepted date_format values.
@@ -56,6 +58,11 @@ type Settings struct {
 	// SelfRegistrationEnabled lets anyone who knows the organization's id
 	// join it with its default role through POST /api/auth/register.
 	SelfRegistrationEnabled bool
+	// Opt-out and opt-in keywords, and their confirmations (keywords.go).
+	OptOutKeywords     []string
+	OptInKeywords      []string
+	OptOutConfirmation string
+	OptInConfirmation  string
 }
 
 // stored is the JSON kept in organizations.settings; nil means unset.
@@ -72,7 +79,11 @@ type stored struct {
 	ProviderConfigID    *string `json:"provider_config_id,omitempty"`
 	// SelfRegistrationEnabled: migration 00008 writes false into the
 	// oldest organization of a database that predates this setting.
-	SelfRegistrationEnabled *bool `json:"self_registration_enabled,omitempty"`
+	SelfRegistrationEnabled *bool     `json:"self_registration_enabled,omitempty"`
+	OptOutKeywords          *[]string `json:"opt_out_keywords,omitempty"`
+	OptInKeywords           *[]string `json:"opt_in_keywords,omitempty"`
+	OptOutConfirmation      *string   `json:"opt_out_confirmation,omitempty"`
+	OptInConfirmation       *string   `json:"opt_in_confirmation,omitempty"`
 }
 
 func (s stored) resolve(hasSecret bool) Settings {
@@ -88,6 +99,10 @@ func (s stored) resolve(hasSecret bool) Settings {
 	set(&out.ProviderAppID, s.ProviderAppID)
 	set(&out.ProviderConfigID, s.ProviderConfigID)
 	set(&out.SelfRegistrationEnabled, s.SelfRegistrationEnabled)
+	set(&out.OptOutKeywords, s.OptOutKeywords)
+	set(&out.OptInKeywords, s.OptInKeywords)
+	set(&out.OptOutConfirmation, s.OptOutConfirmation)
+	set(&out.OptInConfirmation, s.OptInConfirmation)
 	out.HasProviderAppSecret = hasSecret
 	return out
 }
@@ -195,6 +210,12 @@ type Update struct {
 	// route requires: whoever may change the settings may open or close the
 	// organization.
 	SelfRegistrationEnabled *bool
+	// Opt-out and opt-in keywords (keywords.go): a list replaces the
+	// stored one; an empty confirmation sends none.
+	OptOutKeywords     *[]string
+	OptInKeywords      *[]string
+	OptOutConfirmation *string
+	OptInConfirmation  *string
 }
 
 // Apply validates u and merges it into the stored settings. The merge is a
@@ -232,6 +253,15 @@ func (s *Service) Apply(ctx context.Context, orgID uuid.UUID, u Update) error {
 			return apperr.Invalidf("transfer_timeout_secs must be at most 3600 seconds")
 		}
 		patch.TransferTimeoutSecs = u.TransferTimeoutSecs
+	}
+	if u.OptOutKeywords != nil || u.OptInKeywords != nil || u.OptOutConfirmation != nil || u.OptInConfirmation != nil {
+		_, cur, err := s.Get(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		if err := checkKeywords(u, cur, &patch); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct {
 		name string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -43,7 +44,7 @@ func TestSettings(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)
 		name, st, err := svc.Get(ctx, bundle.org.ID)
-		if err != nil || name != bundle.org.Name || st != orgsettings.Defaults {
+		if err != nil || name != bundle.org.Name || !reflect.DeepEqual(st, orgsettings.Defaults) {
 			t.Fatalf("settings %q %+v, %v; want the defaults", name, st, err)
 		}
 		_, _, err = svc.Get(ctx, uuid.New())
@@ -76,7 +77,7 @@ func TestSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name, st, _ := svc.Get(ctx, bundle.org.ID); name != bundle.org.Name || st != orgsettings.Defaults {
+		if name, st, _ := svc.Get(ctx, bundle.org.ID); name != bundle.org.Name || !reflect.DeepEqual(st, orgsettings.Defaults) {
 			t.Errorf("settings %q %+v: want them unchanged", name, st)
 		}
 	})
@@ -102,7 +103,7 @@ func TestSettings(t *testing.T) {
 		name, st, err := svc.Get(ctx, bundle.org.ID)
 		want := orgsettings.Defaults
 		want.Timezone, want.DateFormat, want.MaskPhoneNumbers, want.MaxCallDuration, want.ProviderAppID = "Europe/Paris", "DD/MM/YYYY", true, 600, "1234"
-		if err != nil || name != "Renamed" || st != want {
+		if err != nil || name != "Renamed" || !reflect.DeepEqual(st, want) {
 			t.Errorf("settings %q %+v, %v; want every update applied: %+v", name, st, err, want)
 		}
 	})

@@ -10,13 +10,16 @@
 //     A lower priority leaves the last tokens of the budget to the higher
 //     ones, so a running campaign never delays a reply by more than one
 //     token interval;
-//   - runs the rules that may refuse a send before it leaves (Rule: the
-//     place later rules such as opt-outs hook in);
+//   - runs the rules that may refuse a send before it leaves (Rule): the
+//     first is the marketing opt-out (optout.go): a marketing template is
+//     not sent to a contact who opted out of marketing;
 //   - builds nothing the caller cares about: it posts the caller's
 //     platform.Message and classifies the answer once (Outcome);
 //   - acts on what concerns the account as a whole: a token or account the
 //     provider refused marks the account disconnected with the provider's
-//     reason (and campaign lanes, which check the account, pause);
+//     reason (and campaign lanes, which check the account, pause); and on
+//     what concerns the contact: the provider's marketing opt-out (131050)
+//     opts the contact out;
 //   - records the outcome in the metrics once.
 //
 // Callers map outcomes to their own replies: an HTTP error, a job retry, a
@@ -108,6 +111,14 @@ type Message struct {
 	// Paced says the caller already took the send's token (Sender.Take):
 	// campaign lanes take a chunk's tokens at once.
 	Paced bool
+	// Marketing: the message is a template of the MARKETING category,
+	// which a contact opted out of marketing is not sent (optout.go).
+	// Utility and authentication templates and free-form messages are not.
+	Marketing bool
+	// OptedOut is the recipient's opt-out when the caller read it with its
+	// own rows (a campaign reads a chunk's numbers at once); nil: the rule
+	// reads it.
+	OptedOut *bool
 }
 
 // Result is the classified answer to a send.
@@ -140,8 +151,11 @@ type Deps struct {
 	Limiter  *ratelimit.Limiter
 	Accounts *accounts.Service
 	Metrics  *metrics.Set // nil: none
-	Rules    []Rule
-	Log      *slog.Logger
+	// OptOuts are the contacts' marketing opt-outs (nil: only the callers'
+	// Message.OptedOut are checked, and 131050 is not recorded).
+	OptOuts OptOuts
+	Rules   []Rule
+	Log     *slog.Logger
 }
 
 // Sender sends messages to the provider.
@@ -154,6 +168,9 @@ func New(d Deps) *Sender {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
+	// The opt-out rule runs even without a store: a caller that read the
+	// recipients' opt-outs itself (Message.OptedOut) is answered from them.
+	d.Rules = append([]Rule{marketingOptOut{d.OptOuts}}, d.Rules...)
 	return &Sender{d: d}
 }
 
@@ -193,6 +210,9 @@ func (s *Sender) Send(ctx context.Context, m Message) Result {
 func (s *Sender) send(ctx context.Context, m *Message) Result {
 	for _, rule := range s.d.Rules {
 		if err := rule.Check(ctx, m); err != nil {
+			if errors.Is(err, errRuleUnavailable) {
+				return Result{Outcome: Failed, Err: err}
+			}
 			return Result{Outcome: Refused, Err: err}
 		}
 	}
@@ -208,6 +228,9 @@ func (s *Sender) send(ctx context.Context, m *Message) Result {
 	r := Classify(err)
 	if r.Outcome == AccountFault {
 		s.accountFault(ctx, &m.Account.PlatformAccount, r.Err)
+	}
+	if pe := r.ProviderError(); pe != nil && pe.Code == CodeMarketingOptOut {
+		s.providerOptOut(ctx, &m.Account.PlatformAccount, m.Message.To)
 	}
 	return r
 }

@@ -18,7 +18,8 @@ import (
 // A row starts at a status before the send (each table names its own:
 // a message's pending, a recipient's sending or unknown), then moves up
 // progress only. Failed ends a row not yet at failedBefore; nothing leaves
-// failed.
+// failed. A status in no stage is final: a recipient skipped (opted out of
+// marketing) was never sent and no status moves it.
 var progress = []models.MessageStatus{models.StatusSent, models.StatusDelivered, models.StatusRead}
 
 // failedBefore is the first stage a failure no longer reaches: a message

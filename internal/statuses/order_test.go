@@ -12,7 +12,7 @@ import (
 var (
 	messageStages   = Stages{BeforeSend: []string{string(models.StatusPending)}}
 	recipientStages = Stages{BeforeSend: []string{string(models.RecipientSending), string(models.RecipientUnknown)}}
-	everyStatus     = []string{"", "pending", "sending", "unknown", "sent", "delivered", "read", "failed", "deleted"}
+	everyStatus     = []string{"", "pending", "sending", "unknown", "sent", "delivered", "read", "failed", "skipped", "deleted"}
 )
 
 // The order as the domains knew it before it had one place: a message
@@ -32,6 +32,8 @@ func TestForward(t *testing.T) {
 		{messageStages, "unknown", "sent", false},
 		{recipientStages, "sending", "sent", true}, {recipientStages, "unknown", "delivered", true}, {recipientStages, "unknown", "failed", true},
 		{recipientStages, "pending", "sent", false}, {recipientStages, "delivered", "failed", false}, {recipientStages, "failed", "sent", false},
+		// A skipped recipient (opted out) was never sent: it is final.
+		{recipientStages, "skipped", "sent", false}, {recipientStages, "skipped", "failed", false}, {recipientStages, "skipped", "read", false},
 	} {
 		if got := c.st.Forward(c.from, c.to); got != c.want {
 			t.Errorf("%v: %s -> %s: %v, want %v", c.st.BeforeSend, c.from, c.to, got, c.want)

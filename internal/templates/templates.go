@@ -113,3 +113,9 @@ func (s *Service) RecentSendable(ctx context.Context, orgID uuid.UUID, accountID
 	s.recent.Put(k, *t)
 	return t, nil
 }
+
+// IsMarketing tells whether the template is of the MARKETING category,
+// which contacts opted out of marketing are not sent (internal/outbound).
+func IsMarketing(t *models.Template) bool {
+	return strings.EqualFold(strings.TrimSpace(t.Category), "MARKETING")
+}

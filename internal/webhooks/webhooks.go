@@ -32,6 +32,8 @@ const (
 	EventMessageSent      = "message.sent"
 	EventMessageOutgoing  = "message.outgoing"
 	EventContactCreated   = "contact.created"
+	EventContactOptedOut  = "contact.opted_out"
+	EventContactOptedIn   = "contact.opted_in"
 	EventTransferCreated  = "transfer.created"
 	EventTransferAssigned = "transfer.assigned"
 	EventTransferResumed  = "transfer.resumed"
@@ -51,6 +53,8 @@ var Catalog = []EventInfo{
 	{EventMessageSent, "An agent sends a message"},
 	{EventMessageOutgoing, "A message is sent to a contact (includes echoes)"},
 	{EventContactCreated, "A new contact is created"},
+	{EventContactOptedOut, "A contact is opted out of marketing messages (a keyword, the provider's 131050, or a user)"},
+	{EventContactOptedIn, "A contact is opted back in to marketing messages (a keyword or a user)"},
 	{EventTransferCreated, "A transfer to a human agent is requested"},
 	{EventTransferAssigned, "A transfer is assigned to an agent"},
 	{EventTransferResumed, "The chatbot is resumed and the transfer closed"},

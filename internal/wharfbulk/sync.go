@@ -123,7 +123,7 @@ func (s *Service) sync(ctx context.Context, orgID uuid.UUID, name string, campai
 func statusOf(p *campaigns.Progress) string {
 	switch p.Campaign.Status {
 	case models.CampaignSending:
-		if p.Accepted+p.Failed+p.Unknown == 0 {
+		if p.Accepted+p.Failed+p.Unknown+p.Skipped == 0 {
 			return StatusQueued
 		}
 		return StatusInProgress

@@ -7,7 +7,7 @@ export type Progress = components['schemas']['ProgressResp']
 export type Recipient = components['schemas']['RecipientResp']
 
 export const campaignStatuses = ['draft', 'scheduled', 'sending', 'paused', 'completed', 'cancelled'] as const
-export const recipientStatuses = ['pending', 'sending', 'sent', 'delivered', 'read', 'failed', 'unknown'] as const
+export const recipientStatuses = ['pending', 'sending', 'sent', 'delivered', 'read', 'failed', 'unknown', 'skipped'] as const
 
 /** "sending" → "Sending". */
 export function label(status: string): string {
