@@ -19,6 +19,7 @@ export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' } },
   { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
   { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },
+  { label: 'Users', to: { name: 'users' }, permission: 'users:read' },
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },

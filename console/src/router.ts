@@ -84,6 +84,30 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'API keys', requires: { permission: 'api_keys:read' } },
       },
       {
+        path: 'users',
+        name: 'users',
+        component: () => import('@/pages/users/UsersPage.vue'),
+        meta: { title: 'Users', requires: { permission: 'users:read' } },
+      },
+      {
+        path: 'roles',
+        name: 'roles',
+        component: () => import('@/pages/users/RolesPage.vue'),
+        meta: { title: 'Roles', requires: { permission: 'roles:read' } },
+      },
+      {
+        path: 'roles/new',
+        name: 'role-new',
+        component: () => import('@/pages/users/RolePage.vue'),
+        meta: { title: 'New role', requires: { permission: 'roles:create' } },
+      },
+      {
+        path: 'roles/:id',
+        name: 'role',
+        component: () => import('@/pages/users/RolePage.vue'),
+        meta: { title: 'Role', requires: { permission: 'roles:read' } },
+      },
+      {
         path: 'imports',
         name: 'imports',
         component: () => import('@/pages/imports/ImportsPage.vue'),
