@@ -27,7 +27,7 @@ func (h *Handlers) list(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	rows, total, err := h.contacts.List(ctx, org, contacts.Filter{Search: c.Query("search"), AccountID: accountID,
+	rows, total, err := h.contacts.List(ctx, org, contacts.Filter{Search: c.Query("search"), AccountID: accountID, Tag: c.Query("tag"),
 		MaskedNumbers: m.Masks()}, pg)
 	if err != nil {
 		web.Fail(c, err)

@@ -15,6 +15,7 @@ type listQuery struct {
 	web.PageQuery
 	Search    string `query:"search" description:"Text to look for in the name, profile name or phone number. When the organization masks numbers, a term of digits and + -.() matches only a whole number, and other terms only names."`
 	AccountID string `query:"account_id" description:"Only contacts of this platform account (UUID)."`
+	Tag       string `query:"tag" description:"Only contacts with this tag (its name, any case)."`
 }
 
 type contactResp struct {

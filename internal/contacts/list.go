@@ -16,6 +16,7 @@ import (
 type Filter struct {
 	Search    string     // matches the name, profile name or phone number anywhere
 	AccountID *uuid.UUID // contacts of one account
+	Tag       string     // contacts having this tag (its name, any case)
 	// MaskedNumbers is set when the organization masks phone numbers: a
 	// Search that is NumberLike then matches only a whole number, and no
 	// other Search matches a number (see SearchCondition).
@@ -83,16 +84,22 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	if f.AccountID != nil {
 		q = q.Where("account_id = ?", *f.AccountID)
 	}
-	search := strings.TrimSpace(f.Search)
+	search, tag := strings.TrimSpace(f.Search), strings.TrimSpace(f.Tag)
 	offset := pg.Offset()
 	var rows []models.Contact
 	var total Total
 	var err error
-	if search != "" {
+	if search != "" || tag != "" {
 		// A search reads its page first: most searches (a number, a name)
 		// match fewer contacts than a page, and then the page is the count.
-		cond, args := SearchCondition(search, f.MaskedNumbers)
-		q = q.Where(cond, args...)
+		if search != "" {
+			cond, args := SearchCondition(search, f.MaskedNumbers)
+			q = q.Where(cond, args...)
+		}
+		if tag != "" {
+			q = q.Where(`EXISTS (SELECT 1 FROM contact_tags ct JOIN tags g ON g.id = ct.tag_id
+				WHERE ct.contact_id = contacts.id AND g.organization_id = contacts.organization_id AND lower(g.name) = lower(?))`, tag)
+		}
 		if err = q.Session(&gorm.Session{}).Order(listOrder).Limit(pg.Limit).Offset(offset).Find(&rows).Error; err != nil {
 			return nil, Total{}, err
 		}

@@ -2,6 +2,7 @@ package contacts
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,5 +215,52 @@ func TestMaskedSearchMatchesOnlyWholeNumbers(t *testing.T) {
 		if got := names(search, true); got != want {
 			t.Errorf("masked %q: %q, want %q", search, got, want)
 		}
+	}
+}
+
+// A tag filter lists the contacts that have the tag (any case), counts them,
+// combines with a search, and never reaches another organization's tag of
+// the same name.
+func TestListFiltersByTag(t *testing.T) {
+	t.Parallel()
+	s, b := setupList(t)
+	ctx := context.Background()
+	b.seed(t, 30, "Zed")
+	other := &listBundle{db: b.db, org: uuid.New(), acc: b.acc}
+	exec(t, b.db, `INSERT INTO organizations (id, name, slug) VALUES (?, 'Other', ?)`, other.org, "org-"+other.org.String()[:8])
+	other.seed(t, 5, "Zed")
+	tag := func(orgID uuid.UUID, name string, limit int) {
+		t.Helper()
+		exec(t, b.db, `INSERT INTO tags (id, organization_id, name) VALUES (gen_random_uuid(), ?, ?)`, orgID, name)
+		exec(t, b.db, `INSERT INTO contact_tags (contact_id, tag_id)
+			SELECT c.id, g.id FROM (SELECT id FROM contacts WHERE organization_id = ? ORDER BY phone_number LIMIT ?) c,
+			tags g WHERE g.organization_id = ? AND g.name = ?`, orgID, limit, orgID, name)
+	}
+	tag(b.org, "vip", 7)
+	tag(other.org, "vip", 5)
+	rows, total, err := s.List(ctx, b.org, Filter{Tag: "VIP"}, paging.Params{Page: 1, Limit: 5})
+	if err != nil || len(rows) != 5 || total.N != 7 {
+		t.Fatalf("tag vip: %d rows, total %+v, %v", len(rows), total, err)
+	}
+	rows, total, err = s.List(ctx, b.org, Filter{Tag: "vip"}, paging.Params{Page: 2, Limit: 5})
+	if err != nil || len(rows) != 2 || total.N != 7 {
+		t.Fatalf("tag vip, page 2: %d rows, total %+v, %v", len(rows), total, err)
+	}
+	for _, r := range rows {
+		if r.OrganizationID != b.org || !slices.Contains(r.Tags, "vip") {
+			t.Fatalf("row %+v", r)
+		}
+	}
+	rows, _, err = s.List(ctx, b.org, Filter{Tag: "vip", Search: "Zed 1"}, paging.Params{Page: 1, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if !strings.HasPrefix(r.Name, "Zed 1") || !slices.Contains(r.Tags, "vip") {
+			t.Fatalf("tag and search: %+v", r.Contact)
+		}
+	}
+	if rows, total, err := s.List(ctx, b.org, Filter{Tag: "nobody"}, paging.Params{Page: 1, Limit: 20}); err != nil || len(rows) != 0 || total.N != 0 {
+		t.Fatalf("an unknown tag: %d rows, total %+v, %v", len(rows), total, err)
 	}
 }
