@@ -29,6 +29,7 @@ import (
 	"wharf/api/contactsapi"
 	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
+	"wharf/api/eventsapi"
 	"wharf/api/filesapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
@@ -58,6 +59,7 @@ import (
 	"wharf/internal/docframe"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
+	"wharf/internal/live"
 	"wharf/internal/messaging"
 	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
@@ -193,6 +195,9 @@ type domains struct {
 	Wharf     *wharfapp.Service
 	Bulk      *wharfbulk.Service
 	Notify    *wharfnotify.Service
+	// Live publishes the event stream's events (GET /api/events); the
+	// api also subscribes through it.
+	Live *live.Bus
 }
 
 // buildDomains builds the domain services of a process. orgSlots is the
@@ -202,7 +207,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
-	d := &domains{Identity: ids, Settings: settings}
+	d := &domains{Identity: ids, Settings: settings, Live: live.NewBus(in.Redis, log)}
 	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
 	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
@@ -211,7 +216,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// Redis paces replies, API sends and campaigns together.
 	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m, Log: log})
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
-		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Log: log})
+		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// The messaging integration's base and its bulk messages come before
 	// the campaigns: a bulk message is a campaign underneath and observes it
@@ -228,7 +233,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
-	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
+	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
@@ -363,6 +368,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	}
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Services = d
+	a.closers.add(func() { _ = d.Live.Close() })
 	// Built-in DocTypes stored by an older version are brought up to date
 	// before the api serves, so that no save is checked against an old
 	// definition (a few statements per organization that uses the
@@ -410,6 +416,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Calling:   callingapi.New(d.Calling, d.Settings),
 			Resource:  resourceapi.New(d.Frame, d.Settings),
 			Files:     filesapi.New(store),
+			Events: eventsapi.New(d.Live, live.NewSlots(in.Redis, c.EventStreamsMax), d.Settings, d.Teams, ids,
+				eventsapi.Config{Heartbeat: c.EventStreamHeartbeat}),
 		},
 	})
 	a.Handler = a.Server.Handler()

@@ -35,5 +35,13 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 	if err != nil {
 		return inbound.StatusResult{}, err
 	}
-	return inbound.StatusResult{Unmatched: res.Unmatched}, nil
+	events, err := statusEvents(ctx, tx, b.OrganizationID, res.Changed)
+	if err != nil {
+		return inbound.StatusResult{}, err
+	}
+	out := inbound.StatusResult{Unmatched: res.Unmatched}
+	if len(events) > 0 {
+		out.AfterCommit = func(ctx context.Context) { s.live.Publish(ctx, b.OrganizationID, events...) }
+	}
+	return out, nil
 }
