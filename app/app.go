@@ -210,7 +210,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d := &domains{Identity: ids, Settings: settings, Live: live.NewBus(in.Redis, log)}
 	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
-	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
+	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	// Every message leaves through one sender: one budget per account in
 	// Redis paces replies, API sends and campaigns together.
@@ -229,7 +229,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
 		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
-		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, Config: campaigns.Config{Lanes: cc.Lanes,
+		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, Live: d.Live, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
@@ -237,12 +237,12 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
-	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Log: log})
+	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Live: d.Live, Log: log})
 	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
 		Policy: policy, Log: log})
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
 	d.Widgets = widgets.NewService(in.DB)
-	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings,
+	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings, Live: d.Live,
 		Messages: d.Messaging, Store: store, Provider: provider, Log: log,
 		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL,
 			MaxInFlight: callc.ControlMaxInFlight}})
