@@ -246,3 +246,41 @@ func TestEventStreamProcessCapHeartbeatAndExpiry(t *testing.T) {
 		t.Fatal("the stream went on after its end event")
 	}
 }
+
+// A shutting-down api ends its streams (so that http.Server.Shutdown is not
+// held by them) with an end event, and refuses new ones with a 503: the
+// clients reconnect to another replica with their Last-Event-ID.
+func TestEventStreamEndsOnShutdown(t *testing.T) {
+	e := apptest.New(t, nil)
+	admin := e.Admin()
+	s := openEvents(t, e, admin.Auth(), nil)
+	e.API.Drain()
+	ev, ok := s.Next(wait)
+	if !ok || ev.Event != "end" || !strings.Contains(ev.Data, "shutdown") {
+		t.Fatalf("on shutdown: %+v", ev)
+	}
+	if _, ok := s.Next(wait); ok {
+		t.Fatal("the stream went on after its end event")
+	}
+	if again := e.OpenStream(e.Server.URL, "/api/events", admin.Auth(), nil); again.Status != 503 {
+		t.Fatalf("a new stream while shutting down: %d %s", again.Status, again.Body)
+	}
+}
+
+// A stream rechecks its user every EVENT_STREAM_RECHECK: a user removed
+// meanwhile gets an end event (unauthorized) and the stream closes, although
+// the access token it was opened with has not expired.
+func TestEventStreamEndsWhenTheUserIsRemoved(t *testing.T) {
+	e := apptest.New(t, map[string]string{"EVENT_STREAM_RECHECK": "300ms"})
+	admin := e.Admin()
+	agent := e.CreateUser(admin.Auth(), "leaving@x.com", "Agent")
+	s := openEvents(t, e, agent.Auth(), nil)
+	e.Do("DELETE", "/api/users/"+agent.User.ID, nil, admin.Auth()).Expect(t, 200)
+	ev, ok := s.Next(wait)
+	if !ok || ev.Event != "end" || !strings.Contains(ev.Data, "unauthorized") {
+		t.Fatalf("after the user's removal: %+v", ev)
+	}
+	if _, ok := s.Next(wait); ok {
+		t.Fatal("the stream went on after its end event")
+	}
+}

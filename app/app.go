@@ -295,10 +295,20 @@ type API struct {
 	// port resolved), "" when it is off.
 	MetricsAddr string
 	closers     closers
+	streams     *live.Slots
 }
 
 // Close releases the api's connections.
 func (a *API) Close() { a.closers.close() }
+
+// Drain ends the event streams (GET /api/events) and refuses new ones:
+// http.Server.Shutdown waits for every open request, and a stream would
+// otherwise hold it until its timeout. Give it to RegisterOnShutdown.
+func (a *API) Drain() {
+	if a.streams != nil {
+		a.streams.Drain()
+	}
+}
 
 // Migrate creates the database if needed and applies pending migrations.
 func Migrate(ctx context.Context, dsn string, log *slog.Logger) error {
@@ -369,6 +379,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Services = d
 	a.closers.add(func() { _ = d.Live.Close() })
+	a.streams = live.NewSlots(in.Redis, c.EventStreamsMax)
 	// Built-in DocTypes stored by an older version are brought up to date
 	// before the api serves, so that no save is checked against an old
 	// definition (a few statements per organization that uses the
@@ -416,8 +427,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Calling:   callingapi.New(d.Calling, d.Settings),
 			Resource:  resourceapi.New(d.Frame, d.Settings),
 			Files:     filesapi.New(store),
-			Events: eventsapi.New(d.Live, live.NewSlots(in.Redis, c.EventStreamsMax), d.Settings, d.Teams, ids,
-				eventsapi.Config{Heartbeat: c.EventStreamHeartbeat}),
+			Events: eventsapi.New(d.Live, a.streams, d.Settings, d.Teams, ids,
+				eventsapi.Config{Heartbeat: c.EventStreamHeartbeat, Recheck: c.EventStreamRecheck}),
 		},
 	})
 	a.Handler = a.Server.Handler()

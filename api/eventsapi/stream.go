@@ -26,6 +26,7 @@ const (
 	endExpired      = "token_expired" // reconnect with a fresh access token
 	endUnauthorized = "unauthorized"  // the user, key or membership is gone
 	endBehind       = "fell_behind"   // reconnect with Last-Event-ID: the replay has what was missed
+	endShutdown     = "shutdown"      // the server stops: reconnect (to another replica) with Last-Event-ID
 )
 
 // stream serves GET /api/events.
@@ -143,6 +144,9 @@ func (h *Handlers) stream(c *gin.Context) {
 			c.Writer.Flush()
 		case <-sub.Lost():
 			control(live.End, map[string]string{"reason": endBehind})
+			return
+		case <-h.slots.Draining():
+			control(live.End, map[string]string{"reason": endShutdown})
 			return
 		case <-beat.C:
 			if _, err := io.WriteString(w, ": ping\n\n"); err != nil {

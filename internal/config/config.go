@@ -282,6 +282,10 @@ type API struct {
 	// EventStreamHeartbeat is the interval of an event stream's keep-alive
 	// comments (proxies cut connections idle for 30 to 60 s).
 	EventStreamHeartbeat time.Duration `env:"EVENT_STREAM_HEARTBEAT" envDefault:"15s"`
+	// EventStreamRecheck is how often a stream loads its user's
+	// permissions and teams again, and ends when the user, membership or
+	// API key is gone.
+	EventStreamRecheck time.Duration `env:"EVENT_STREAM_RECHECK" envDefault:"30s"`
 }
 
 // Worker configures bin/worker.
@@ -446,6 +450,9 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	}
 	if c.EventStreamHeartbeat <= 0 || c.EventStreamHeartbeat > time.Minute {
 		errs = append(errs, errors.New("EVENT_STREAM_HEARTBEAT must be between 0 and 1m (proxies cut idle connections)"))
+	}
+	if c.EventStreamRecheck <= 0 || c.EventStreamRecheck > 5*time.Minute {
+		errs = append(errs, errors.New("EVENT_STREAM_RECHECK must be between 0 and 5m"))
 	}
 	if c.ExportConcurrencyPerOrg < 1 || c.ExportConcurrencyPerOrg > c.ExportConcurrency {
 		errs = append(errs, errors.New("EXPORT_CONCURRENCY_PER_ORG must be between 1 and EXPORT_CONCURRENCY"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,12 +42,22 @@ type Slots struct {
 	perUser    int
 	perProcess int64
 	open       atomic.Int64
+	draining   chan struct{}
+	drainOnce  sync.Once
 }
 
 // NewSlots builds the limits.
 func NewSlots(rdb redis.UniversalClient, perProcess int) *Slots {
-	return &Slots{rdb: rdb, perUser: PerUser, perProcess: int64(perProcess)}
+	return &Slots{rdb: rdb, perUser: PerUser, perProcess: int64(perProcess), draining: make(chan struct{})}
 }
+
+// Drain asks every stream of the process to end (the server is shutting
+// down: its clients reconnect to another replica and replay what they
+// missed), and refuses new ones.
+func (s *Slots) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
+
+// Draining is closed once Drain was called.
+func (s *Slots) Draining() <-chan struct{} { return s.draining }
 
 // Open is how many streams this process serves now.
 func (s *Slots) Open() int64 { return s.open.Load() }
@@ -63,6 +74,11 @@ func slotKey(user uuid.UUID) string { return "wharf:live:streams:" + user.String
 // Acquire takes a place for a stream of user, or answers ErrProcessStreams
 // or ErrUserStreams.
 func (s *Slots) Acquire(ctx context.Context, user uuid.UUID) (*Slot, error) {
+	select {
+	case <-s.draining:
+		return nil, ErrProcessStreams
+	default:
+	}
 	if s.open.Add(1) > s.perProcess {
 		s.open.Add(-1)
 		return nil, ErrProcessStreams
