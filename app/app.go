@@ -215,8 +215,9 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// Every message leaves through one sender: one budget per account in
 	// Redis paces replies, API sends and campaigns together.
 	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m, Log: log})
+	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
-		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Log: log})
+		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// The messaging integration's base and its bulk messages come before
 	// the campaigns: a bulk message is a campaign underneath and observes it
@@ -233,7 +234,6 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
-	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})

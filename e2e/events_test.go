@@ -84,3 +84,47 @@ func TestCustomerMessageReachesAnAgentsStream(t *testing.T) {
 		return e.Type == "message.status" && e.Data.MessageID == sent.ID && e.Data.Status == "read"
 	})
 }
+
+// A user without contacts:read receives the message events of the contacts
+// assigned to them and of those whose transfer they hold, and no other's.
+func TestStreamShowsOnlyMyContactsWithoutContactsRead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	f.Do("POST", "/api/roles", map[string]any{"name": "Desk", "permissions": []string{"messages:read", "transfers:read", "transfers:write"}},
+		f.admin.Auth()).Expect(t, 201)
+	desk := f.CreateUser(f.admin.Auth(), "desk@x.com", "Desk")
+	held := f.contactFromIncoming(t, "15550009101", "Held", "hello")
+	other := f.contactFromIncoming(t, "15550009102", "Other", "hello")
+	assigned := f.contactFromIncoming(t, "15550009103", "Assigned", "hello")
+	var tr struct{ ID string }
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": held}, f.admin.Auth()).Expect(t, 201).Into(t, &tr)
+	f.Do("PUT", "/api/chatbot/transfers/"+tr.ID+"/assign", map[string]any{"agent_id": desk.User.ID}, f.admin.Auth()).Expect(t, 200)
+	f.Do("PUT", "/api/contacts/"+assigned+"/assign", map[string]any{"user_id": desk.User.ID}, f.admin.Auth()).Expect(t, 200)
+
+	s := f.OpenStream(f.Server.URL, "/api/events", desk.Auth(), nil)
+	if s.Status != 200 {
+		t.Fatalf("stream: %d %s", s.Status, s.Body)
+	}
+	// One after another, each stored before the next is sent (so their
+	// events are published in this order): the other contact's first, which
+	// must not come, so that the held contact's arriving first shows it was
+	// left out.
+	for _, from := range []string{"15550009102", "15550009101", "15550009103"} {
+		f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "news from " + from})
+		apptest.Eventually(t, 10*time.Second, "the message of "+from+" stored", func() bool {
+			var n int64
+			f.DB.Raw(`SELECT count(*) FROM messages m JOIN contacts c ON c.id = m.contact_id
+				WHERE c.phone_number = ? AND m.content->>'text' = ?`, "+"+from, "news from "+from).Scan(&n)
+			return n == 1
+		})
+	}
+	var got []string
+	for len(got) < 2 {
+		e := awaitEvent(t, s, "a message", func(e streamEvent) bool { return e.Type == "message.created" })
+		got = append(got, e.Contact.ID)
+	}
+	if got[0] != held || got[1] != assigned {
+		t.Fatalf("messages of contacts %v; want the held %s, then the assigned %s (never %s)", got, held, assigned, other)
+	}
+}

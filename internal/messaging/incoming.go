@@ -25,9 +25,10 @@ func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.I
 		return inbound.MessageResult{Seen: err == nil}, err
 	}
 	org, contact := in.Contact.OrganizationID, *in.Contact
+	ev := messageEvent(m, &contact, s.holdersOf(ctx, tx, org, contact.ID)[contact.ID])
 	return inbound.MessageResult{Stored: m.ID,
 		AfterCommit: func(ctx context.Context) {
-			s.live.Publish(ctx, org, s.messageEvent(m, &contact))
+			s.live.Publish(ctx, org, ev)
 			s.webhooks.Publish(ctx, org, eventID)
 		}}, nil
 }

@@ -32,14 +32,32 @@ type LiveStatus struct {
 }
 
 // messageAudience: who may read a contact's messages (GET
-// /api/contacts/{id}/messages needs messages:read), narrowed to the
-// contact's assignee for a user without contacts:read.
-func messageAudience(assignedTo *uuid.UUID) live.Audience {
+// /api/contacts/{id}/messages needs messages:read), narrowed, for a user
+// without contacts:read, to the contact's assignee and the agent holding
+// its transfer.
+func messageAudience(assignedTo *uuid.UUID, holder uuid.UUID) live.Audience {
 	a := live.Audience{AnyPerm: []string{"messages:read"}, ContactScoped: true}
 	if assignedTo != nil {
-		a.Owners = []uuid.UUID{*assignedTo}
+		a.Owners = append(a.Owners, *assignedTo)
+	}
+	if holder != uuid.Nil && (assignedTo == nil || *assignedTo != holder) {
+		a.Owners = append(a.Owners, holder)
 	}
 	return a
+}
+
+// holders reads, in db, who holds the contacts' transfers (a failure is
+// logged: the events then reach only the assignees and the readers of
+// every contact).
+func (s *Service) holdersOf(ctx context.Context, db *gorm.DB, orgID uuid.UUID, contactIDs ...uuid.UUID) map[uuid.UUID]uuid.UUID {
+	if s.holders == nil {
+		return nil
+	}
+	h, err := s.holders.Holders(ctx, db, orgID, contactIDs)
+	if err != nil {
+		s.log.Warn("cannot read who holds the contacts' transfers for their live events", "error", err)
+	}
+	return h
 }
 
 func liveContact(c *models.Contact) live.Contact {
@@ -51,15 +69,16 @@ func liveContact(c *models.Contact) live.Contact {
 }
 
 // messageEvent is the message.created event of m, to publish once m is
-// committed.
-func (s *Service) messageEvent(m *models.Message, c *models.Contact) live.Event {
+// committed; holder is the agent holding the contact's transfer (uuid.Nil:
+// none).
+func messageEvent(m *models.Message, c *models.Contact, holder uuid.UUID) live.Event {
 	return live.New(live.MessageCreated, LiveMessage{MessageID: m.ID, ContactID: c.ID, Direction: m.Direction, Type: m.Type,
-		Status: m.Status, Content: m.Content.V, OccurredAt: m.OccurredAt.UTC()}, messageAudience(c.AssignedTo)).WithContact(liveContact(c))
+		Status: m.Status, Content: m.Content.V, OccurredAt: m.OccurredAt.UTC()}, messageAudience(c.AssignedTo, holder)).WithContact(liveContact(c))
 }
 
 // statusEvents reads, inside tx, the message.status events of the
 // messages a status batch changed.
-func statusEvents(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, changed []uuid.UUID) ([]live.Event, error) {
+func (s *Service) statusEvents(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, changed []uuid.UUID) ([]live.Event, error) {
 	if len(changed) == 0 {
 		return nil, nil
 	}
@@ -77,11 +96,16 @@ func statusEvents(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, changed []u
 	if err != nil {
 		return nil, err
 	}
+	contacts := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		contacts[i] = r.ContactID
+	}
+	holders := s.holdersOf(ctx, tx, orgID, contacts...)
 	out := make([]live.Event, len(rows))
 	for i, r := range rows {
 		c := models.Contact{ID: r.ContactID, PhoneNumber: r.PhoneNumber, Name: r.Name, ProfileName: r.ProfileName, AssignedTo: r.AssignedTo}
 		out[i] = live.New(live.MessageStatus, LiveStatus{MessageID: r.ID, ContactID: r.ContactID, Status: r.Status},
-			messageAudience(c.AssignedTo)).WithContact(liveContact(&c))
+			messageAudience(c.AssignedTo, holders[r.ContactID])).WithContact(liveContact(&c))
 	}
 	return out, nil
 }

@@ -35,7 +35,7 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 	if err != nil {
 		return inbound.StatusResult{}, err
 	}
-	events, err := statusEvents(ctx, tx, b.OrganizationID, res.Changed)
+	events, err := s.statusEvents(ctx, tx, b.OrganizationID, res.Changed)
 	if err != nil {
 		return inbound.StatusResult{}, err
 	}
