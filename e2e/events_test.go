@@ -128,3 +128,53 @@ func TestStreamShowsOnlyMyContactsWithoutContactsRead(t *testing.T) {
 		t.Fatalf("messages of contacts %v; want the held %s, then the assigned %s (never %s)", got, held, assigned, other)
 	}
 }
+
+// An import's progress, run by the worker, reaches the streams of users
+// who may import that table, and not an agent's.
+func TestImportProgressReachesTheStream(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{"IMPORT_WAIT": "200ms"}, nil)
+	a := f.admin.Auth()
+	agent := f.CreateUser(a, "agent-import@x.com", "Agent")
+	admin := f.OpenStream(f.Server.URL, "/api/events", a, nil)
+	other := f.OpenStream(f.Server.URL, "/api/events", agent.Auth(), nil)
+	if admin.Status != 200 || other.Status != 200 {
+		t.Fatalf("streams: %d %d", admin.Status, other.Status)
+	}
+	var queued struct {
+		JobID string `json:"job_id"`
+	}
+	// No worker yet: the import is queued (202), then run once it starts.
+	f.importCSV(t, a, "contacts", "phone_number\n+15550009201\n+15550009202\n", "", false).Expect(t, 202).Into(t, &queued)
+	f.StartWorker()
+	type importEvent struct {
+		Type string `json:"type"`
+		Data struct {
+			JobID         string `json:"job_id"`
+			Table         string `json:"table"`
+			Status        string `json:"status"`
+			TotalRows     int    `json:"total_rows"`
+			ProcessedRows int    `json:"processed_rows"`
+		} `json:"data"`
+	}
+	var done importEvent
+	deadline := time.Now().Add(apptest.MinWait)
+	for done.Data.Status != "done" {
+		ev, ok := admin.Next(time.Until(deadline))
+		if !ok {
+			t.Fatalf("no import.progress done event; last %+v", done)
+		}
+		if err := json.Unmarshal([]byte(ev.Data), &done); err != nil {
+			t.Fatal(err)
+		}
+		if done.Type != "import.progress" || done.Data.JobID != queued.JobID {
+			t.Fatalf("event %s", ev.Data)
+		}
+	}
+	if done.Data.Table != "contacts" || done.Data.TotalRows != 2 || done.Data.ProcessedRows != 2 {
+		t.Fatalf("done %+v", done)
+	}
+	if ev, ok := other.Next(300 * time.Millisecond); ok {
+		t.Fatalf("an agent without contacts:import received %s", ev.Data)
+	}
+}
