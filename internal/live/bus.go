@@ -58,13 +58,22 @@ type Bus struct {
 
 	mu   sync.Mutex
 	ps   *redis.PubSub
+	done chan struct{}       // closed by Close: stops the sweeper
 	orgs map[string]*orgSubs // by channel
 }
 
 type orgSubs struct {
 	ready chan struct{} // closed when Redis confirmed the subscription
 	subs  map[*Sub]struct{}
+	idle  time.Time // when its last stream left (zero while it has some)
 }
+
+// linger is how long an organization's channel stays subscribed after its
+// last stream left: a console reconnects within seconds, and a subscription
+// that outlives its streams by that long is never confused with the next
+// one's (a SUBSCRIBE confirmed after an UNSUBSCRIBE sent meanwhile would
+// otherwise tell a new stream it is subscribed before it is).
+const linger = time.Minute
 
 // NewBus builds the bus on rdb.
 func NewBus(rdb redis.UniversalClient, log *slog.Logger) *Bus {
@@ -161,9 +170,24 @@ func (s *Sub) Close() {
 	}
 	delete(o.subs, s)
 	if len(o.subs) == 0 {
-		delete(b.orgs, s.ch)
-		if err := b.ps.Unsubscribe(context.Background(), s.ch); err != nil {
-			b.log.Debug("cannot unsubscribe from live events", "channel", s.ch, "error", err)
+		o.idle = b.now()
+	}
+}
+
+// sweep unsubscribes from the channels whose streams all left more than
+// linger ago.
+func (b *Bus) sweep() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ps == nil {
+		return
+	}
+	for ch, o := range b.orgs {
+		if len(o.subs) == 0 && !o.idle.IsZero() && b.now().Sub(o.idle) > linger {
+			delete(b.orgs, ch)
+			if err := b.ps.Unsubscribe(context.Background(), ch); err != nil {
+				b.log.Debug("cannot unsubscribe from live events", "channel", ch, "error", err)
+			}
 		}
 	}
 }
@@ -178,7 +202,20 @@ func (b *Bus) Subscribe(ctx context.Context, orgID uuid.UUID) (*Sub, error) {
 	b.mu.Lock()
 	if b.ps == nil {
 		b.ps = b.rdb.Subscribe(context.Background())
+		b.done = make(chan struct{})
 		go b.receive(b.ps)
+		go func(done <-chan struct{}) {
+			t := time.NewTicker(linger / 2)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					b.sweep()
+				}
+			}
+		}(b.done)
 	}
 	o := b.orgs[ch]
 	if o == nil {
@@ -191,6 +228,7 @@ func (b *Bus) Subscribe(ctx context.Context, orgID uuid.UUID) (*Sub, error) {
 		}
 	}
 	o.subs[s] = struct{}{}
+	o.idle = time.Time{}
 	b.mu.Unlock()
 	select {
 	case <-o.ready:
@@ -271,7 +309,10 @@ func (b *Bus) Close() error {
 	if b.ps == nil {
 		return nil
 	}
-	return b.ps.Close()
+	close(b.done)
+	ps := b.ps
+	b.ps = nil
+	return ps.Close()
 }
 
 // parseID reads a stream id "<ms>-<seq>".
