@@ -284,3 +284,22 @@ func TestEventStreamEndsWhenTheUserIsRemoved(t *testing.T) {
 		t.Fatal("the stream went on after its end event")
 	}
 }
+
+// An API key opens a stream as its user, and the stream ends at the next
+// recheck once the key is deleted.
+func TestEventStreamWithAnAPIKeyEndsWhenTheKeyIsDeleted(t *testing.T) {
+	e := apptest.New(t, map[string]string{"EVENT_STREAM_RECHECK": "300ms"})
+	admin := e.Admin()
+	var k createdKey
+	e.Do("POST", "/api/api-keys", map[string]any{"name": "Dashboard"}, admin.Auth()).Expect(t, 201).Into(t, &k)
+	s := openEvents(t, e, apptest.APIKey(k.Key), nil)
+	id := newTransfer(t, e, admin.Auth(), newContact(t, e, admin.Auth(), "+15550004001", "Key"), nil)
+	if ev := nextOf(t, s, "transfer.created"); ev.Data["transfer_id"] != id {
+		t.Fatalf("event %+v", ev)
+	}
+	e.Do("DELETE", "/api/api-keys/"+k.ID, nil, admin.Auth()).Expect(t, 200)
+	ev, ok := s.Next(wait)
+	if !ok || ev.Event != "end" || !strings.Contains(ev.Data, "unauthorized") {
+		t.Fatalf("after the key's deletion: %+v", ev)
+	}
+}
