@@ -17,7 +17,7 @@ type contactResp struct {
 	ID          uuid.UUID  `json:"id"`
 	PhoneNumber string     `json:"phone_number" description:"masked when the organization masks phone numbers"`
 	Name        string     `json:"name"`
-	AssignedTo  *uuid.UUID `json:"assigned_to"`
+	AssignedTo  *uuid.UUID `json:"assigned_to,omitempty" description:"the contact's assignee; absent when the event does not say (calls) or nobody is assigned"`
 }
 
 // eventResp is the data of every event of the stream; the SSE event name

@@ -79,7 +79,7 @@ func (s *Service) emit(ctx context.Context, tx *gorm.DB, orgID, id uuid.UUID, ev
 	ob.live = append(ob.live, live.New(event, LiveTransfer{TransferID: v.ID, Status: v.Status, Source: v.Source, ContactID: v.ContactID,
 		TeamID: v.TeamID, TeamName: v.TeamName, Notes: v.Notes, AgentID: v.AgentID, AgentName: d.AgentName},
 		live.Audience{AnyPerm: []string{"transfers:read"}, TeamScoped: true, Team: v.TeamID, Agent: v.AgentID}).
-		WithContact(live.Contact{ID: v.ContactID, PhoneNumber: v.PhoneNumber, Name: v.ContactName}))
+		WithContact(live.Contact{ID: v.ContactID, PhoneNumber: v.PhoneNumber, Name: v.ContactName, AssignedTo: v.ContactAssignedTo}))
 	hook, err := s.events.Emit(ctx, tx, orgID, event, d)
 	ob.ids = append(ob.ids, hook)
 	return err

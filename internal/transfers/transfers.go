@@ -71,11 +71,14 @@ type View struct {
 	models.AgentTransfer
 	ContactName string
 	PhoneNumber string
+	// ContactAssignedTo is the contact's assignee (the event stream's
+	// contact carries it).
+	ContactAssignedTo *uuid.UUID
 	AgentName   string
 	TeamName    string
 }
 
-const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number,
+const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number, c.assigned_to AS contact_assigned_to,
 	COALESCE(NULLIF(u.full_name, ''), u.email, '') AS agent_name, COALESCE(tm.name, '') AS team_name
 FROM agent_transfers t JOIN contacts c ON c.id = t.contact_id
 LEFT JOIN users u ON u.id = t.agent_id LEFT JOIN teams tm ON tm.id = t.team_id`

@@ -19,7 +19,8 @@ export interface LiveContact {
   id: string
   phone_number: string
   name: string
-  assigned_to: string | null
+  /** Absent when the event does not say (calls) or nobody is assigned. */
+  assigned_to?: string
 }
 export interface MessageData {
   message_id: string
