@@ -43,6 +43,9 @@ func (s *Service) announceTransfer(ctx context.Context, typ string, t *models.Ca
 // announceEnd publishes call.ended, to the readers of call logs (GET
 // /api/call-logs).
 func (s *Service) announceEnd(ctx context.Context, orgID, callLogID uuid.UUID) {
+	if _, none := s.live.(live.Discard); none {
+		return // no stream to tell: spare the read
+	}
 	var l models.CallLog
 	if err := s.db.WithContext(ctx).Select("id", "status", "contact_id", "caller_phone", "agent_id").
 		Take(&l, "id = ? AND organization_id = ?", callLogID, orgID).Error; err != nil {
