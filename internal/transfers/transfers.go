@@ -74,8 +74,8 @@ type View struct {
 	// ContactAssignedTo is the contact's assignee (the event stream's
 	// contact carries it).
 	ContactAssignedTo *uuid.UUID
-	AgentName   string
-	TeamName    string
+	AgentName         string
+	TeamName          string
 }
 
 const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number, c.assigned_to AS contact_assigned_to,
