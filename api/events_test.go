@@ -303,3 +303,38 @@ func TestEventStreamWithAnAPIKeyEndsWhenTheKeyIsDeleted(t *testing.T) {
 		t.Fatalf("after the key's deletion: %+v", ev)
 	}
 }
+
+// contact.assigned reaches the readers of every contact and both the new
+// and the previous assignee; a user without contacts:read gets no other
+// contact's assignment.
+func TestEventStreamContactAssignments(t *testing.T) {
+	e := apptest.New(t, nil)
+	admin := e.Admin()
+	e.Do("POST", "/api/roles", map[string]any{"name": "Desk", "permissions": []string{"messages:read"}}, admin.Auth()).Expect(t, 201)
+	desk := e.CreateUser(admin.Auth(), "desk@x.com", "Desk")
+	other := e.CreateUser(admin.Auth(), "other@x.com", "Agent")
+	mine := newContact(t, e, admin.Auth(), "+15550005001", "Mine")
+	theirs := newContact(t, e, admin.Auth(), "+15550005002", "Theirs")
+	s := openEvents(t, e, desk.Auth(), nil)
+	all := openEvents(t, e, admin.Auth(), nil)
+
+	e.Do("PUT", "/api/contacts/"+theirs+"/assign", map[string]any{"user_id": other.User.ID}, admin.Auth()).Expect(t, 200)
+	e.Do("PUT", "/api/contacts/"+mine+"/assign", map[string]any{"user_id": desk.User.ID}, admin.Auth()).Expect(t, 200)
+	e.Do("PUT", "/api/contacts/"+mine+"/assign", map[string]any{"user_id": other.User.ID}, admin.Auth()).Expect(t, 200)
+
+	for _, want := range []struct{ contact, to string }{{theirs, other.User.ID}, {mine, desk.User.ID}, {mine, other.User.ID}} {
+		if ev := nextOf(t, all, "contact.assigned"); ev.Data["contact_id"] != want.contact || ev.Data["assigned_to"] != want.to {
+			t.Fatalf("the admin's event %+v, want %s to %s", ev, want.contact, want.to)
+		}
+	}
+	// The desk: its own assignment, then the one taking the contact away
+	// (it was the previous assignee); never the other contact's.
+	for _, want := range []string{desk.User.ID, other.User.ID} {
+		if ev := nextOf(t, s, "contact.assigned"); ev.Data["contact_id"] != mine || ev.Data["assigned_to"] != want {
+			t.Fatalf("the desk's event %+v, want %s assigned to %s", ev, mine, want)
+		}
+	}
+	if ev, ok := s.Next(quiet); ok {
+		t.Fatalf("the desk received another event: %+v", ev)
+	}
+}
