@@ -12,6 +12,7 @@ import (
 	"wharf/api/contactsapi"
 	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
+	"wharf/api/eventsapi"
 	"wharf/api/filesapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
@@ -55,6 +56,7 @@ type Domains struct {
 	Calling   *callingapi.Handlers
 	Resource  *resourceapi.Handlers
 	Files     *filesapi.Handlers
+	Events    *eventsapi.Handlers
 }
 
 // routes is the router table: every domain's routes, in the order
@@ -68,6 +70,7 @@ func (d Domains) routes() []web.Route {
 		tagged("Provider webhook", d.Inbound.Routes()),
 		tagged("Contacts", d.Contacts.Routes()),
 		tagged("Messages", d.Messages.Routes()),
+		tagged("Live events", d.Events.Routes()),
 		tagged("Templates", d.Templates.Routes()),
 		tagged("Campaigns", d.Campaigns.Routes()),
 		tagged("Webhooks", d.Webhooks.Routes()),

@@ -29,6 +29,7 @@ import (
 	"wharf/api/contactsapi"
 	"wharf/api/customactionsapi"
 	"wharf/api/dataopsapi"
+	"wharf/api/eventsapi"
 	"wharf/api/filesapi"
 	"wharf/api/identityapi"
 	"wharf/api/inboundapi"
@@ -58,6 +59,7 @@ import (
 	"wharf/internal/docframe"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
+	"wharf/internal/live"
 	"wharf/internal/messaging"
 	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
@@ -193,6 +195,9 @@ type domains struct {
 	Wharf     *wharfapp.Service
 	Bulk      *wharfbulk.Service
 	Notify    *wharfnotify.Service
+	// Live publishes the event stream's events (GET /api/events); the
+	// api also subscribes through it.
+	Live *live.Bus
 }
 
 // buildDomains builds the domain services of a process. orgSlots is the
@@ -202,18 +207,19 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	box *secrets.Box, ids *identity.Service, settings *orgsettings.Service, m *metrics.Set, log *slog.Logger) (*domains, error) {
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
-	d := &domains{Identity: ids, Settings: settings}
+	d := &domains{Identity: ids, Settings: settings, Live: live.NewBus(in.Redis, log)}
 	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
-	d.Contacts = contacts.NewService(in.DB, d.Webhooks)
+	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	// Every message leaves through one sender: one budget per account in
 	// Redis paces replies, API sends and campaigns together; marketing
 	// templates skip contacts who opted out (outbound's first rule).
 	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m,
 		OptOuts: d.Contacts, Log: log})
+	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
-		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Log: log})
+		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// The messaging integration's base and its bulk messages come before
 	// the campaigns: a bulk message is a campaign underneath and observes it
@@ -226,20 +232,19 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
 		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
-		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, OptOuts: d.Contacts, Config: campaigns.Config{Lanes: cc.Lanes,
+		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, OptOuts: d.Contacts, Live: d.Live, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
-	d.Transfers = transfers.NewService(in.DB, d.Webhooks)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Contacts: d.Contacts, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
-	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Log: log})
+	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Live: d.Live, Log: log})
 	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
 		Policy: policy, Log: log})
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
 	d.Widgets = widgets.NewService(in.DB)
-	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings,
+	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings, Live: d.Live,
 		Messages: d.Messaging, Store: store, Provider: provider, Log: log,
 		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL,
 			MaxInFlight: callc.ControlMaxInFlight}})
@@ -292,10 +297,20 @@ type API struct {
 	// port resolved), "" when it is off.
 	MetricsAddr string
 	closers     closers
+	streams     *live.Slots
 }
 
 // Close releases the api's connections.
 func (a *API) Close() { a.closers.close() }
+
+// Drain ends the event streams (GET /api/events) and refuses new ones:
+// http.Server.Shutdown waits for every open request, and a stream would
+// otherwise hold it until its timeout. Give it to RegisterOnShutdown.
+func (a *API) Drain() {
+	if a.streams != nil {
+		a.streams.Drain()
+	}
+}
 
 // Migrate creates the database if needed and applies pending migrations.
 func Migrate(ctx context.Context, dsn string, log *slog.Logger) error {
@@ -365,6 +380,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	}
 	d.Inbound.SetVerifyToken(c.PlatformWebhookVerifyToken)
 	a.Services = d
+	a.closers.add(func() { _ = d.Live.Close() })
+	a.streams = live.NewSlots(in.Redis, c.EventStreamsMax)
 	// Built-in DocTypes stored by an older version are brought up to date
 	// before the api serves, so that no save is checked against an old
 	// definition (a few statements per organization that uses the
@@ -412,6 +429,8 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Calling:   callingapi.New(d.Calling, d.Settings),
 			Resource:  resourceapi.New(d.Frame, d.Settings),
 			Files:     filesapi.New(store),
+			Events: eventsapi.New(d.Live, a.streams, d.Settings, d.Teams, ids,
+				eventsapi.Config{Heartbeat: c.EventStreamHeartbeat, Recheck: c.EventStreamRecheck}),
 		},
 	})
 	a.Handler = a.Server.Handler()

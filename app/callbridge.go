@@ -15,6 +15,7 @@ import (
 	"wharf/internal/calling"
 	"wharf/internal/config"
 	"wharf/internal/contacts"
+	"wharf/internal/live"
 	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
 	"wharf/internal/safehttp"
@@ -87,8 +88,11 @@ func NewCallBridge(ctx context.Context, c config.CallBridge, log *slog.Logger) (
 	settings := orgsettings.NewService(in.DB, box, store, nil)
 	hooks := webhooks.NewService(in.DB, box, in.Enq, safehttp.Policy{AllowPrivate: c.OutboundAllowPrivate}, m, log)
 	accts := accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
-	calls := calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: accts, Contacts: contacts.NewService(in.DB, hooks),
-		Settings: settings, Provider: provider, Log: log, Config: calling.Config{OutgoingWait: c.OutgoingWait}})
+	// The callbridge publishes its calls' events (ringing, answered,
+	// ended) for the api's event streams.
+	pub := live.NewBus(in.Redis, log)
+	calls := calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: accts, Contacts: contacts.NewService(in.DB, hooks, pub),
+		Settings: settings, Provider: provider, Live: pub, Log: log, Config: calling.Config{OutgoingWait: c.OutgoingWait}})
 	cb.Server = callbridge.New(callbridge.Deps{Calls: calls, Bridge: calling.NewBridge(in.Redis, uuid.NewString()), Engine: engine,
 		Provider: provider, Store: store, Audio: settings, Metrics: m, Log: log,
 		Config: callbridge.Config{RecordingEnabled: recording, RecordingDir: recDir, FFmpegPath: c.FFmpegPath,

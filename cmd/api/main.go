@@ -63,6 +63,7 @@ func run(args []string) error {
 	}
 	defer a.Close()
 	srv := app.NewHTTPServer(cfg, a.Handler)
+	srv.RegisterOnShutdown(a.Drain)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("api listening", "addr", cfg.HTTPAddr, "metrics_addr", a.MetricsAddr)

@@ -108,6 +108,7 @@ func TestConsoleCampaigns(t *testing.T) {
 		p.shot("draft")
 		p.click("button", "Start campaign")
 		p.see("Campaign started.")
+		p.see("Updates live.")
 		// The counters move while the page is watched.
 		p.waitUntil("some sends shown", `/\b([1-9]\d*)% done/.test(pageText()) || /Sent [1-9]/.test(pageText())`)
 		p.shot("sending")
@@ -122,6 +123,15 @@ func TestConsoleCampaigns(t *testing.T) {
 		p.click("button", "Resume campaign")
 		p.see("Campaign resumed.")
 		p.waitUntil("100%", `pageText().includes('100% done · 200 of 200 recipients')`)
+		// The counters came from the live-event store's stream, not from
+		// polling: the progress was read once on opening and once after each
+		// action (start, pause, resume), and the per-campaign stream is not used.
+		if n := p.countRequests("GET " + f.Server.URL + "/api/campaigns/" + big.ID + "/progress"); n > 4 {
+			t.Fatalf("the page read the progress %d times: it polled instead of listening", n)
+		}
+		if p.countRequests("GET "+f.Server.URL+"/api/events") == 0 || p.countRequests("/progress/stream") > 0 {
+			t.Fatalf("the page did not listen to /api/events: %v", p.requestsSeen())
+		}
 		p.waitUntil("the failed recipient counted", `/Failed 1\b/.test(pageText())`)
 		p.see("Completed")
 		p.choose("Recipient status", "Failed")
@@ -208,4 +218,22 @@ func TestConsoleCampaignSkippedCount(t *testing.T) {
 	p.see("opted out of marketing")
 	p.axe("campaign with a skipped recipient")
 	p.shot("skipped")
+}
+
+// countRequests counts the requests the page sent that are want, or end
+// with it.
+func (p *page) countRequests(want string) int {
+	n := 0
+	for _, r := range p.requestsSeen() {
+		if r == want || strings.HasSuffix(r, want) {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *page) requestsSeen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
 }

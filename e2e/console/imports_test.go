@@ -90,3 +90,36 @@ func (p *page) firstShowButton() string {
 	p.waitUntil("a Show button", `[...document.querySelectorAll('button[aria-label^="Show the import of"]')].length > 0`)
 	return eval[string](p, `document.querySelector('button[aria-label^="Show the import of"]').getAttribute('aria-label')`)
 }
+
+// An import the api does not wait for (202) is followed on the page through
+// its import.progress events: the page reads the job when an event says it
+// moved, not every second, and shows the result when it is done.
+func TestConsoleImportFollowedByItsEvents(t *testing.T) {
+	requireBrowser(t)
+	e := apptest.New(t, map[string]string{"IMPORT_WAIT": "0s"})
+	e.StartWorker()
+	b := startBrowser(t, e.Server.URL)
+	p := b.newPage(t, "admin")
+	p.open("/console/")
+	signIn(p, apptest.AdminEmail, apptest.AdminPassword, adminName)
+	file := filepath.Join(t.TempDir(), "few.csv")
+	if err := os.WriteFile(file, []byte("phone_number,name\n+15559100001,One\n+15559100002,Two\n+15559100003,Three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.click("link", "Imports and exports")
+	p.choose("Table", "Contacts")
+	p.upload("CSV file", file)
+	p.click("button", "Import file")
+	p.seeRole("heading", "Import result")
+	p.see("Created 3")
+	var job string
+	e.DB.Raw(`SELECT id::text FROM import_jobs ORDER BY created_at DESC LIMIT 1`).Scan(&job)
+	if p.countRequests("GET "+e.Server.URL+"/api/events") == 0 {
+		t.Fatalf("the page did not listen to /api/events: %v", p.requestsSeen())
+	}
+	// The first read, then one per event at most (running, checked, done).
+	if n := p.countRequests("GET " + e.Server.URL + "/api/import/jobs/" + job); n == 0 || n > 4 {
+		t.Fatalf("the page read the job %d times", n)
+	}
+	p.shot("followed")
+}

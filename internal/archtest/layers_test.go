@@ -52,7 +52,7 @@ var domainRank = map[string]int{
 // shared are the internal packages below the domains: they import no
 // domain.
 var shared = []string{"apperr", "tenant", "paging", "statuses", "secrets", "ratelimit", "authguard", "audio", "storage",
-	"safehttp", "phone", "config", "database", "metrics", "memo", "versioned", "ai"}
+	"safehttp", "phone", "config", "database", "metrics", "memo", "versioned", "ai", "live"}
 
 var testSupport = []string{"internal/testenv", "internal/testfactory", "internal/apptest", "internal/archtest", "internal/metrics/metricstest"}
 

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
+	"wharf/internal/live"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 	"wharf/platform"
@@ -84,7 +85,9 @@ type Deps struct {
 	Store    Store
 	Provider *platform.Client
 	Config   Config
-	Log      *slog.Logger
+	// Live publishes the event stream's call events (nil: none).
+	Live live.Publisher
+	Log  *slog.Logger
 }
 
 // Service is the calling domain.
@@ -98,6 +101,7 @@ type Service struct {
 	store    Store
 	provider *platform.Client
 	cfg      Config
+	live     live.Publisher
 	log      *slog.Logger
 }
 
@@ -113,5 +117,5 @@ func NewService(d Deps) *Service {
 		d.Config.MaxInFlight = DefaultMaxInFlight
 	}
 	return &Service{db: d.DB, rdb: d.Redis, accounts: d.Accounts, contacts: d.Contacts, settings: d.Settings,
-		messages: d.Messages, store: d.Store, provider: d.Provider, cfg: d.Config, log: d.Log}
+		messages: d.Messages, store: d.Store, provider: d.Provider, cfg: d.Config, live: live.Or(d.Live), log: d.Log}
 }

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/live"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 )
@@ -87,6 +88,7 @@ func (s *Service) MarkAnswered(ctx context.Context, l *models.CallLog) (*models.
 		return nil, err
 	}
 	l.Status, l.AnsweredAt = models.CallAnswered, &now
+	s.announceTransfer(ctx, live.CallRinging, &t)
 	return &t, nil
 }
 
@@ -119,6 +121,7 @@ func (s *Service) ClaimTransfer(ctx context.Context, orgID, transferID, agentID 
 	if err != nil {
 		return nil, err
 	}
+	s.announceTransfer(ctx, live.CallAnswered, &t)
 	return &t, nil
 }
 
@@ -222,6 +225,7 @@ func (s *Service) MarkTransfer(ctx context.Context, orgID, callLogID, initiator,
 	if err != nil {
 		return nil, err
 	}
+	s.announceTransfer(ctx, live.CallRinging, &nt)
 	return &nt, nil
 }
 
@@ -319,6 +323,9 @@ func (s *Service) Finish(ctx context.Context, orgID, callLogID uuid.UUID, e End)
 			duration = CASE WHEN answered_at IS NULL THEN 0 ELSE GREATEST(0, round(EXTRACT(EPOCH FROM now() - answered_at)))::int END
 			WHERE id = ?`, status, e.By, l.ID).Error
 	})
+	if ended && err == nil {
+		s.announceEnd(ctx, orgID, callLogID)
+	}
 	return ended, err
 }
 

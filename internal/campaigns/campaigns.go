@@ -18,6 +18,7 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
+	"wharf/internal/live"
 	"wharf/internal/metrics"
 	"wharf/internal/outbound"
 	"wharf/internal/paging"
@@ -53,6 +54,7 @@ type Service struct {
 
 	observer Observer // nil: none (observe.go)
 	optOuts  OptOuts  // nil: no recipient is skipped for an opt-out
+	live     live.Publisher
 
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
 	runs     sync.Map // campaign id -> *cachedRun loaded by this process
@@ -73,6 +75,9 @@ type Deps struct {
 	Metrics  *metrics.Set // sends by outcome and lane waits (nil: none)
 	Config   Config
 	Log      *slog.Logger
+	// Live publishes the event stream's campaign.progress events (nil:
+	// none): after each recount and change of status.
+	Live live.Publisher
 	// Observer follows campaigns' sends and recounts (nil: none). An
 	// observer that also drives campaigns (bulk messages) implements
 	// CampaignsBinder and is handed the service by NewService.
@@ -89,7 +94,7 @@ func NewService(d Deps) *Service {
 	}
 	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
 		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
-		observer: d.Observer, optOuts: d.OptOuts, now: func() time.Time { return time.Now().UTC() }}
+		observer: d.Observer, optOuts: d.OptOuts, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
 	if b, ok := d.Observer.(CampaignsBinder); ok {
 		b.BindCampaigns(s)
 	}

@@ -108,6 +108,7 @@ func (s *Service) transition(ctx context.Context, orgID, id uuid.UUID, from []mo
 		}
 		return nil, apperr.Conflictf("cannot %s a campaign that is %s", action, cur.Status)
 	}
+	s.announce(ctx, &c)
 	return &c, nil
 }
 

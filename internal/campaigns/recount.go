@@ -61,8 +61,11 @@ UPDATE campaigns SET sent_count = c.sent, delivered_count = c.delivered, read_co
     updated_at   = now()
 FROM c WHERE id = @id AND organization_id = @org
 RETURNING campaigns.*`, map[string]any{"id": campaignID, "org": orgID}).Scan(&counted).Error
-	if err == nil && len(counted) == 1 && s.observer != nil {
-		s.observer.CampaignCounted(context.WithoutCancel(ctx), &counted[0])
+	if err == nil && len(counted) == 1 {
+		s.announce(ctx, &counted[0])
+		if s.observer != nil {
+			s.observer.CampaignCounted(context.WithoutCancel(ctx), &counted[0])
+		}
 	}
 	return err
 }

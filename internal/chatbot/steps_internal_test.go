@@ -36,7 +36,7 @@ func newStepEnv(t *testing.T) *stepEnv {
 	c := f.Contact(org.ID, nil, func(c *models.Contact) { c.Name = "Ann" })
 	policy := safehttp.Policy{AllowPrivate: true} // the tests' servers listen on loopback
 	wh := webhooks.NewService(db, nil, nil, policy, nil, testenv.Quiet())
-	s := NewService(Deps{DB: db, Policy: policy, Transfers: transfers.NewService(db, wh), Log: testenv.Quiet()})
+	s := NewService(Deps{DB: db, Policy: policy, Transfers: transfers.NewService(db, wh, nil), Log: testenv.Quiet()})
 	return &stepEnv{s: s, db: db, org: org.ID, contact: c}
 }
 

@@ -275,6 +275,17 @@ type API struct {
 	// ExportConcurrencyPerOrg those of one organization among them.
 	ExportConcurrency       int `env:"EXPORT_CONCURRENCY" envDefault:"8"`
 	ExportConcurrencyPerOrg int `env:"EXPORT_CONCURRENCY_PER_ORG" envDefault:"3"`
+	// EventStreamsMax bounds the event streams (GET /api/events) one api
+	// process holds; beyond it a new stream is answered 503, so that a load
+	// balancer's retry finds another replica.
+	EventStreamsMax int `env:"EVENT_STREAMS_MAX" envDefault:"5000"`
+	// EventStreamHeartbeat is the interval of an event stream's keep-alive
+	// comments (proxies cut connections idle for 30 to 60 s).
+	EventStreamHeartbeat time.Duration `env:"EVENT_STREAM_HEARTBEAT" envDefault:"15s"`
+	// EventStreamRecheck is how often a stream loads its user's
+	// permissions and teams again, and ends when the user, membership or
+	// API key is gone.
+	EventStreamRecheck time.Duration `env:"EVENT_STREAM_RECHECK" envDefault:"30s"`
 }
 
 // Worker configures bin/worker.
@@ -433,6 +444,15 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 	// (internal/database), so that exports never starve other requests.
 	if c.ExportConcurrency < 1 || c.ExportConcurrency > 12 {
 		errs = append(errs, errors.New("EXPORT_CONCURRENCY must be between 1 and 12 (about half the database pool: each export holds a connection)"))
+	}
+	if c.EventStreamsMax < 1 {
+		errs = append(errs, errors.New("EVENT_STREAMS_MAX must be at least 1"))
+	}
+	if c.EventStreamHeartbeat <= 0 || c.EventStreamHeartbeat > time.Minute {
+		errs = append(errs, errors.New("EVENT_STREAM_HEARTBEAT must be between 0 and 1m (proxies cut idle connections)"))
+	}
+	if c.EventStreamRecheck <= 0 || c.EventStreamRecheck > 5*time.Minute {
+		errs = append(errs, errors.New("EVENT_STREAM_RECHECK must be between 0 and 5m"))
 	}
 	if c.ExportConcurrencyPerOrg < 1 || c.ExportConcurrencyPerOrg > c.ExportConcurrency {
 		errs = append(errs, errors.New("EXPORT_CONCURRENCY_PER_ORG must be between 1 and EXPORT_CONCURRENCY"))

@@ -242,3 +242,23 @@ func TestExportLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestEventStreamLimits(t *testing.T) {
+	c, err := config.LoadAPIFrom(base())
+	if err != nil || c.EventStreamsMax != 5000 || c.EventStreamHeartbeat != 15*time.Second || c.EventStreamRecheck != 30*time.Second {
+		t.Fatalf("defaults %d %s %s (%v)", c.EventStreamsMax, c.EventStreamHeartbeat, c.EventStreamRecheck, err)
+	}
+	for set, want := range map[[2]string]string{
+		{"EVENT_STREAMS_MAX", "0"}:        "EVENT_STREAMS_MAX must be at least 1",
+		{"EVENT_STREAM_HEARTBEAT", "0s"}:  "EVENT_STREAM_HEARTBEAT must be between 0 and 1m",
+		{"EVENT_STREAM_HEARTBEAT", "61s"}: "EVENT_STREAM_HEARTBEAT must be between 0 and 1m",
+		{"EVENT_STREAM_RECHECK", "0s"}:    "EVENT_STREAM_RECHECK must be between 0 and 5m",
+		{"EVENT_STREAM_RECHECK", "6m"}:    "EVENT_STREAM_RECHECK must be between 0 and 5m",
+	} {
+		env := base()
+		env[set[0]] = set[1]
+		if _, err := config.LoadAPIFrom(env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s: %v, want %q", set[0], set[1], err, want)
+		}
+	}
+}

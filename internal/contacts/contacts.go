@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/live"
 	"wharf/internal/phone"
 	"wharf/internal/tenant"
 	"wharf/internal/webhooks"
@@ -24,13 +25,15 @@ import (
 type Service struct {
 	db        *gorm.DB
 	webhooks  *webhooks.Service
+	live      live.Publisher
 	now       func() time.Time
 	positions *positions
 }
 
-// NewService wires the contacts domain.
-func NewService(db *gorm.DB, wh *webhooks.Service) *Service {
-	return &Service{db: db, webhooks: wh, now: func() time.Time { return time.Now().UTC() }, positions: newPositions()}
+// NewService wires the contacts domain; pub (nil: none) publishes the
+// event stream's contact events.
+func NewService(db *gorm.DB, wh *webhooks.Service, pub live.Publisher) *Service {
+	return &Service{db: db, webhooks: wh, live: live.Or(pub), now: func() time.Time { return time.Now().UTC() }, positions: newPositions()}
 }
 
 // View is a contact with its tag names.
@@ -205,10 +208,12 @@ func (s *Service) Assign(ctx context.Context, orgID, id uuid.UUID, userID *uuid.
 			return nil, apperr.Invalidf("user_id is not a member of this organization")
 		}
 	}
+	before := c.AssignedTo
 	c.AssignedTo, c.UpdatedAt = userID, s.now()
 	if err := s.db.WithContext(ctx).Model(c).Updates(map[string]any{"assigned_to": userID, "updated_at": c.UpdatedAt}).Error; err != nil {
 		return nil, err
 	}
+	s.live.Publish(ctx, orgID, assignedEvent(c, before))
 	return c, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/contacts"
+	"wharf/internal/live"
 	"wharf/internal/orgsettings"
 	"wharf/jobs"
 )
@@ -43,7 +44,9 @@ type Deps struct {
 	Maskers  Maskers
 	Contacts Contacts
 	Enqueuer *jobs.Enqueuer
-	Log      *slog.Logger
+	// Live publishes the event stream's import.progress events (nil: none).
+	Live live.Publisher
+	Log  *slog.Logger
 }
 
 // Service exports and imports contacts and tags.
@@ -52,10 +55,11 @@ type Service struct {
 	maskers  Maskers
 	contacts Contacts
 	enq      *jobs.Enqueuer
+	live     live.Publisher
 	log      *slog.Logger
 }
 
 // NewService wires the data operations domain.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, maskers: d.Maskers, contacts: d.Contacts, enq: d.Enqueuer, log: d.Log}
+	return &Service{db: d.DB, maskers: d.Maskers, contacts: d.Contacts, enq: d.Enqueuer, live: live.Or(d.Live), log: d.Log}
 }

@@ -56,6 +56,7 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 			Updates(map[string]any{"status": models.ImportRunning, "processed_rows": done}).Error; err != nil {
 			s.log.Warn("cannot record an import's progress", "id", id, "error", err)
 		}
+		s.announce(ctx, orgID, job, status, done)
 	}
 	if err := s.db.WithContext(ctx).Model(&models.ImportJob{}).Where("id = ? AND status IN ?", id, []string{models.ImportQueued, models.ImportRunning}).
 		Updates(map[string]any{"status": models.ImportRunning, "started_at": time.Now(), "attempts": gorm.Expr("attempts + 1")}).Error; err != nil {
@@ -125,6 +126,7 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 		return nil, err
 	}
 	s.contacts.PublishCreated(ctx, orgID, events)
+	s.announce(ctx, orgID, job, models.ImportDone, len(f.records))
 	return s.finish(ctx, orgID, id, out)
 }
 
@@ -146,8 +148,14 @@ func (s *Service) finish(ctx context.Context, orgID, id uuid.UUID, out io.Writer
 // an error no retry mends): its file is cleared and its progress endpoint
 // says why.
 func (s *Service) FailImport(ctx context.Context, orgID, id uuid.UUID, cause error) error {
-	return s.db.WithContext(ctx).Model(&models.ImportJob{}).
+	var failed []models.ImportJob
+	err := s.db.WithContext(ctx).Model(&failed).Clauses(clause.Returning{Columns: []clause.Column{{Name: "id"}, {Name: "table_name"},
+		{Name: "total_rows"}, {Name: "processed_rows"}}}).
 		Where("id = ? AND organization_id = ? AND status <> ?", id, orgID, models.ImportDone).
 		Updates(map[string]any{"status": models.ImportFailed, "file": nil, "error": apperr.Clip(cause.Error(), 500),
 			"finished_at": time.Now()}).Error
+	for i := range failed {
+		s.announce(ctx, orgID, &failed[i], models.ImportFailed, failed[i].ProcessedRows)
+	}
+	return err
 }

@@ -182,3 +182,31 @@ func (u *keyUsage) record(ctx context.Context, orgID, keyID uuid.UUID, stored *t
 		u.log.Warn("cannot record API key use", "api_key_id", keyID, "error", err)
 	}
 }
+
+// Recheck loads p's principal again (a long-lived request, such as the
+// event stream, checks now and then that its caller is still allowed): an
+// error when the user was removed or disabled, or p's API key was deleted
+// or has expired; otherwise the principal as it is now, permissions
+// included.
+func (s *Service) Recheck(ctx context.Context, p *Principal) (*Principal, error) {
+	if p.APIKeyID != nil {
+		var k models.APIKey
+		err := s.db.WithContext(ctx).Select("id", "expires_at").Take(&k, "id = ? AND organization_id = ?", *p.APIKeyID, p.OrgID).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.Unauthorizedf("invalid API key")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if k.ExpiresAt != nil && !k.ExpiresAt.After(s.now()) {
+			return nil, apperr.Unauthorizedf("API key has expired")
+		}
+	}
+	np, err := s.principal(ctx, p.UserID, p.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	cp := *np
+	cp.APIKeyID = p.APIKeyID
+	return &cp, nil
+}

@@ -117,3 +117,14 @@ func hashToken(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
 	return sum[:]
 }
+
+// AccessExpiry answers when a valid access token expires.
+func (t *Tokens) AccessExpiry(raw string) (time.Time, error) {
+	var c AccessClaims
+	_, err := jwt.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return t.secret, nil },
+		jwt.WithValidMethods([]string{signingMethodHS}), jwt.WithIssuer(issuer), jwt.WithExpirationRequired(), jwt.WithTimeFunc(t.now))
+	if err != nil || c.ExpiresAt == nil {
+		return time.Time{}, apperr.Unauthorizedf("invalid access token")
+	}
+	return c.ExpiresAt.Time, nil
+}

@@ -21,17 +21,19 @@ import (
 // it is an opt-out or opt-in keyword (optout.go), and publishes its events
 // after the commit.
 func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.Incoming) (inbound.MessageResult, error) {
-	id, eventID, err := s.storeIncoming(ctx, tx, in.Contact, in.Account.ID, in.Account.Name, in.Message)
-	if err != nil || id == uuid.Nil {
+	m, eventID, err := s.storeIncoming(ctx, tx, in.Contact, in.Account.ID, in.Account.Name, in.Message)
+	if err != nil || m == nil {
 		return inbound.MessageResult{Seen: err == nil}, err
 	}
-	org := in.Contact.OrganizationID
+	org, contact := in.Contact.OrganizationID, *in.Contact
+	ev := messageEvent(m, &contact, s.holdersOf(ctx, tx, org, contact.ID)[contact.ID])
 	answered, after, err := s.keywordReply(ctx, tx, in)
 	if err != nil {
 		return inbound.MessageResult{}, err
 	}
-	return inbound.MessageResult{Stored: id, Answered: answered,
+	return inbound.MessageResult{Stored: m.ID, Answered: answered,
 		AfterCommit: func(ctx context.Context) {
+			s.live.Publish(ctx, org, ev)
 			s.webhooks.Publish(ctx, org, eventID)
 			if after != nil {
 				after(ctx)
@@ -42,9 +44,9 @@ func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.I
 // storeIncoming stores an incoming message once (the provider redelivers
 // webhooks: a known message id changes nothing), keeps the contact's
 // activity times, and emits message.incoming. It returns the new message's
-// id and the event id to publish after the commit, or uuid.Nil for a
+// message and the event id to publish after the commit, or nil for a
 // message stored before.
-func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Contact, accountID uuid.UUID, accountName string, in platform.IncomingMessage) (uuid.UUID, uuid.UUID, error) {
+func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Contact, accountID uuid.UUID, accountName string, in platform.IncomingMessage) (*models.Message, uuid.UUID, error) {
 	typ, content := incomingContent(in)
 	at := unixTime(in.Timestamp, s.now())
 	m := models.Message{ID: uuid.New(), OrganizationID: c.OrganizationID, ContactID: c.ID, AccountID: &accountID,
@@ -58,18 +60,18 @@ func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Cont
 		ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING`,
 		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at)
 	if res.Error != nil || res.RowsAffected == 0 {
-		return uuid.Nil, uuid.Nil, res.Error
+		return nil, uuid.Nil, res.Error
 	}
 	if err := tx.WithContext(ctx).Exec(`UPDATE contacts SET
 		last_message_at = GREATEST(COALESCE(last_message_at, ?), ?),
 		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ?`, at, at, at, at, c.ID).Error; err != nil {
-		return uuid.Nil, uuid.Nil, err
+		return nil, uuid.Nil, err
 	}
 	eventID, err := s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventMessageIncoming, eventData(&m, c, accountName))
 	if err != nil {
-		return uuid.Nil, uuid.Nil, err
+		return nil, uuid.Nil, err
 	}
-	return m.ID, eventID, nil
+	return &m, eventID, nil
 }
 
 // incomingContent maps a provider message to our type and content: text as

@@ -32,6 +32,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/apperr"
 	"wharf/internal/contacts"
+	"wharf/internal/live"
 	"wharf/internal/outbound"
 	"wharf/internal/paging"
 	"wharf/internal/safehttp"
@@ -61,6 +62,8 @@ type Service struct {
 	policy    safehttp.Policy
 	media     *http.Client
 	statuses  *statuses.Applier
+	live      live.Publisher
+	holders   Holders
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -83,7 +86,18 @@ type Deps struct {
 	Sender   *outbound.Sender
 	Enqueuer *jobs.Enqueuer
 	Policy   safehttp.Policy
-	Log      *slog.Logger
+	// Live publishes the event stream's message events (nil: none), and
+	// Holders tells who holds a contact's transfer (nil: nobody), who
+	// receives its messages' events without contacts:read.
+	Live    live.Publisher
+	Holders Holders
+	Log     *slog.Logger
+}
+
+// Holders answers the agents holding the contacts' active transfers
+// (transfers.Service).
+type Holders interface {
+	Holders(ctx context.Context, db *gorm.DB, orgID uuid.UUID, contactIDs []uuid.UUID) (map[uuid.UUID]uuid.UUID, error)
 }
 
 // NewService wires the messaging domain.
@@ -97,7 +111,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{sender: d.Sender, db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
 		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),
-		statuses: statuses.NewApplier(messageStatuses), log: d.Log,
+		statuses: statuses.NewApplier(messageStatuses), live: live.Or(d.Live), holders: d.Holders, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 

@@ -181,6 +181,7 @@ func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *mode
 			return err
 		}
 		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
+		s.live.Publish(ctx, m.OrganizationID, messageEvent(m, c, s.holdersOf(ctx, s.db, m.OrganizationID, c.ID)[c.ID]))
 		return nil
 	}
 	var events []uuid.UUID
@@ -202,6 +203,7 @@ func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *mode
 	if err != nil {
 		return err
 	}
+	s.live.Publish(ctx, m.OrganizationID, messageEvent(m, c, s.holdersOf(ctx, s.db, m.OrganizationID, c.ID)[c.ID]))
 	s.webhooks.Publish(ctx, m.OrganizationID, events...)
 	return nil
 }

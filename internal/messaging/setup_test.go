@@ -31,7 +31,7 @@ func newService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider) (
 	policy := safehttp.Policy{AllowPrivate: true}
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
 	accts := accounts.NewService(f.DB, f.Box, p.Client, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
-	return messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh),
+	return messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh, nil),
 		Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()), Webhooks: wh, Provider: p.Client,
 		Enqueuer: q.Enqueuer, Policy: policy, Log: testenv.Quiet()}), q
 }

@@ -35,7 +35,21 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 	if err != nil {
 		return inbound.StatusResult{}, err
 	}
+	events, err := s.statusEvents(ctx, tx, b.OrganizationID, res.Changed)
+	if err != nil {
+		return inbound.StatusResult{}, err
+	}
 	// The provider's marketing opt-out (131050) marks the contact whoever
 	// sent the message (a campaign's statuses pass here first).
-	return inbound.StatusResult{Unmatched: res.Unmatched, AfterCommit: s.providerOptOuts(b.OrganizationID, b.AccountID, b.All)}, nil
+	optOuts := s.providerOptOuts(b.OrganizationID, b.AccountID, b.All)
+	out := inbound.StatusResult{Unmatched: res.Unmatched, AfterCommit: optOuts}
+	if len(events) > 0 {
+		out.AfterCommit = func(ctx context.Context) {
+			s.live.Publish(ctx, b.OrganizationID, events...)
+			if optOuts != nil {
+				optOuts(ctx)
+			}
+		}
+	}
+	return out, nil
 }

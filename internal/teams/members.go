@@ -102,3 +102,11 @@ func (s *Service) member(ctx context.Context, orgID, id uuid.UUID) (*Member, err
 		FROM team_members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? AND m.id = ?`, orgID, id).Scan(&m).Error
 	return &m, err
 }
+
+// TeamsOf answers the ids of the organization's teams that user is a
+// member of (the event stream's team rule, as transfers' visible).
+func (s *Service) TeamsOf(ctx context.Context, orgID, user uuid.UUID) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.db.WithContext(ctx).Raw(`SELECT team_id FROM team_members WHERE organization_id = ? AND user_id = ?`, orgID, user).Scan(&ids).Error
+	return ids, err
+}

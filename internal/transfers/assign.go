@@ -72,7 +72,7 @@ func (s *Service) Pickup(ctx context.Context, orgID uuid.UUID, c Caller, queue s
 		cond, args["team"] = `t.team_id = @team`, team
 	}
 	var id uuid.UUID
-	var events []uuid.UUID
+	events := &outbox{}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		id, err = scanID(tx.Raw(`SELECT t.id FROM agent_transfers t WHERE t.organization_id = @org AND t.status = 'active' AND t.agent_id IS NULL
@@ -86,14 +86,12 @@ func (s *Service) Pickup(ctx context.Context, orgID uuid.UUID, c Caller, queue s
 		if err := s.setAgent(ctx, tx, orgID, id, c.UserID); err != nil {
 			return err
 		}
-		ev, err := s.emit(ctx, tx, orgID, id, eventAssigned)
-		events = append(events, ev)
-		return err
+		return s.emit(ctx, tx, orgID, id, eventAssigned, events)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.events.Publish(ctx, orgID, events...)
+	s.publish(ctx, orgID, events)
 	return s.Get(ctx, orgID, id)
 }
 
@@ -108,7 +106,7 @@ func (s *Service) Assign(ctx context.Context, orgID, id, agent uuid.UUID) (*View
 	if !ok {
 		return nil, apperr.Invalidf("agent_id is not an active member of this organization")
 	}
-	var events []uuid.UUID
+	events := &outbox{}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockActive(ctx, tx, orgID, id); err != nil {
 			return err
@@ -116,14 +114,12 @@ func (s *Service) Assign(ctx context.Context, orgID, id, agent uuid.UUID) (*View
 		if err := s.setAgent(ctx, tx, orgID, id, agent); err != nil {
 			return err
 		}
-		ev, err := s.emit(ctx, tx, orgID, id, eventAssigned)
-		events = append(events, ev)
-		return err
+		return s.emit(ctx, tx, orgID, id, eventAssigned, events)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.events.Publish(ctx, orgID, events...)
+	s.publish(ctx, orgID, events)
 	return s.Get(ctx, orgID, id)
 }
 
@@ -133,7 +129,7 @@ func (s *Service) Assign(ctx context.Context, orgID, id, agent uuid.UUID) (*View
 // otherwise, as for GET, so another team's transfer is not revealed), and
 // of those not one assigned to someone else (403).
 func (s *Service) Resume(ctx context.Context, orgID uuid.UUID, c Caller, id uuid.UUID) (*View, error) {
-	var events []uuid.UUID
+	events := &outbox{}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if !c.CanAssign {
 			var ok bool
@@ -157,14 +153,12 @@ func (s *Service) Resume(ctx context.Context, orgID uuid.UUID, c Caller, id uuid
 			now, c.UserID, now, id).Error; err != nil {
 			return err
 		}
-		ev, err := s.emit(ctx, tx, orgID, id, eventResumed)
-		events = append(events, ev)
-		return err
+		return s.emit(ctx, tx, orgID, id, eventResumed, events)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.events.Publish(ctx, orgID, events...)
+	s.publish(ctx, orgID, events)
 	return s.Get(ctx, orgID, id)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
 	"wharf/internal/paging"
@@ -98,4 +99,22 @@ func (s *Service) GetFor(ctx context.Context, orgID uuid.UUID, c Caller, id uuid
 		return nil, apperr.NotFoundf("transfer not found")
 	}
 	return &rows[0], nil
+}
+
+// Holders answers the agent of each of the contacts' active transfer
+// (contacts without one, or whose transfer waits unassigned, are absent):
+// the event stream shows a contact's messages to the agent who holds its
+// transfer. db is the caller's transaction or the pool.
+func (s *Service) Holders(ctx context.Context, db *gorm.DB, orgID uuid.UUID, contactIDs []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	out := map[uuid.UUID]uuid.UUID{}
+	if len(contactIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct{ ContactID, AgentID uuid.UUID }
+	err := db.WithContext(ctx).Raw(`SELECT contact_id, agent_id FROM agent_transfers
+		WHERE organization_id = ? AND contact_id IN ? AND status = 'active' AND agent_id IS NOT NULL`, orgID, contactIDs).Scan(&rows).Error
+	for _, r := range rows {
+		out[r.ContactID] = r.AgentID
+	}
+	return out, err
 }

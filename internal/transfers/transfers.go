@@ -11,7 +11,7 @@
 // the previous assignment committed.
 //
 // Files: transfers.go (create, list, get), assign.go (strategies, pickup,
-// assign, resume), events.go (transfer.* to outbound webhooks).
+// assign, resume), events.go (transfer.* to outbound webhooks and the event stream).
 package transfers
 
 import (
@@ -25,6 +25,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
+	"wharf/internal/live"
 	"wharf/models"
 )
 
@@ -55,12 +56,14 @@ type Caller struct {
 type Service struct {
 	db     *gorm.DB
 	events Events
+	live   live.Publisher
 	now    func() time.Time
 }
 
-// NewService wires the transfers domain.
-func NewService(db *gorm.DB, events Events) *Service {
-	return &Service{db: db, events: events, now: func() time.Time { return time.Now().UTC() }}
+// NewService wires the transfers domain; pub (nil: none) publishes the
+// event stream's transfer events.
+func NewService(db *gorm.DB, events Events, pub live.Publisher) *Service {
+	return &Service{db: db, events: events, live: live.Or(pub), now: func() time.Time { return time.Now().UTC() }}
 }
 
 // View is a transfer with the names the lists show.
@@ -68,11 +71,14 @@ type View struct {
 	models.AgentTransfer
 	ContactName string
 	PhoneNumber string
-	AgentName   string
-	TeamName    string
+	// ContactAssignedTo is the contact's assignee (the event stream's
+	// contact carries it).
+	ContactAssignedTo *uuid.UUID
+	AgentName         string
+	TeamName          string
 }
 
-const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number,
+const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number, c.assigned_to AS contact_assigned_to,
 	COALESCE(NULLIF(u.full_name, ''), u.email, '') AS agent_name, COALESCE(tm.name, '') AS team_name
 FROM agent_transfers t JOIN contacts c ON c.id = t.contact_id
 LEFT JOIN users u ON u.id = t.agent_id LEFT JOIN teams tm ON tm.id = t.team_id`
@@ -92,7 +98,7 @@ type CreateInput struct {
 // strategy found an agent) are written with it.
 func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in CreateInput) (v *View, created bool, err error) {
 	var id uuid.UUID
-	var events []uuid.UUID
+	var events *outbox
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		id, created, events, err = s.create(ctx, tx, orgID, in)
@@ -101,7 +107,7 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in CreateInput) (
 	if err != nil {
 		return nil, false, err
 	}
-	s.events.Publish(ctx, orgID, events...)
+	s.publish(ctx, orgID, events)
 	v, err = s.Get(ctx, orgID, id)
 	return v, created, err
 }
@@ -135,10 +141,10 @@ func (s *Service) CreateIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in
 	if err != nil {
 		return uuid.Nil, false, nil, err
 	}
-	return id, created, func(ctx context.Context) { s.events.Publish(ctx, orgID, events...) }, nil
+	return id, created, func(ctx context.Context) { s.publish(ctx, orgID, events) }, nil
 }
 
-func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in CreateInput) (id uuid.UUID, created bool, events []uuid.UUID, err error) {
+func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in CreateInput) (id uuid.UUID, created bool, events *outbox, err error) {
 	in.Notes = strings.TrimSpace(in.Notes)
 	if len([]rune(in.Notes)) > maxNotes {
 		return uuid.Nil, false, nil, apperr.Invalidf("notes are longer than %d characters", maxNotes)
@@ -183,11 +189,10 @@ func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in C
 			orgID, in.ContactID))
 		return id, false, nil, err
 	}
-	ev, err := s.emit(ctx, tx, orgID, id, eventCreated)
-	if err != nil {
+	events = &outbox{}
+	if err := s.emit(ctx, tx, orgID, id, eventCreated, events); err != nil {
 		return uuid.Nil, false, nil, err
 	}
-	events = append(events, ev)
 	if team != nil && team.AssignmentStrategy != "manual" {
 		agent, err := s.pickAgent(ctx, tx, team)
 		if err != nil {
@@ -197,11 +202,9 @@ func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in C
 			if err := s.setAgent(ctx, tx, orgID, id, agent); err != nil {
 				return uuid.Nil, false, nil, err
 			}
-			ev, err := s.emit(ctx, tx, orgID, id, eventAssigned)
-			if err != nil {
+			if err := s.emit(ctx, tx, orgID, id, eventAssigned, events); err != nil {
 				return uuid.Nil, false, nil, err
 			}
-			events = append(events, ev)
 		}
 	}
 	return id, true, events, nil

@@ -42,7 +42,7 @@ func setup(t *testing.T) (*transfers.Service, *bundle) {
 		t.Fatal(err)
 	}
 	admin := f.User(org, identity.RoleAdmin)
-	return transfers.NewService(f.DB, wh), &bundle{f: f, org: org, teams: teams.NewService(f.DB), admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
+	return transfers.NewService(f.DB, wh, nil), &bundle{f: f, org: org, teams: teams.NewService(f.DB), admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
 }
 
 // team creates a team with n available agents and returns it with their ids.
