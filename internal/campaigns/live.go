@@ -25,6 +25,7 @@ type LiveProgress struct {
 	Read        int64                 `json:"read"`
 	Failed      int64                 `json:"failed"`
 	Unknown     int64                 `json:"unknown"`
+	Skipped     int64                 `json:"skipped"`
 	StartedAt   *time.Time            `json:"started_at"`
 	CompletedAt *time.Time            `json:"completed_at"`
 }
@@ -43,5 +44,5 @@ func (s *Service) announce(ctx context.Context, c *models.Campaign) {
 	p := Counted(c)
 	s.live.Publish(ctx, c.OrganizationID, live.New(live.CampaignProgress, LiveProgress{ID: c.ID, Status: c.Status, Total: p.Total,
 		Pending: p.Pending, Sending: p.Sending, Sent: p.Sent, Delivered: p.Delivered, Read: p.Read, Failed: p.Failed, Unknown: p.Unknown,
-		StartedAt: utcPtr(c.StartedAt), CompletedAt: utcPtr(c.CompletedAt)}, live.Audience{AnyPerm: []string{"campaigns:read"}}))
+		Skipped: p.Skipped, StartedAt: utcPtr(c.StartedAt), CompletedAt: utcPtr(c.CompletedAt)}, live.Audience{AnyPerm: []string{"campaigns:read"}}))
 }

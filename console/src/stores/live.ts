@@ -71,6 +71,8 @@ export interface CampaignProgressData {
   read: number
   failed: number
   unknown: number
+  /** Opted out of marketing: not sent on purpose. */
+  skipped: number
   started_at: string | null
   completed_at: string | null
 }
