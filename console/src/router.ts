@@ -42,6 +42,24 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Campaign', requires: { permission: 'campaigns:read' } },
       },
       {
+        path: 'contacts',
+        name: 'contacts',
+        component: () => import('@/pages/contacts/ContactsPage.vue'),
+        meta: { title: 'Contacts', requires: { permission: 'contacts:read' } },
+      },
+      {
+        path: 'contacts/:id',
+        name: 'contact',
+        component: () => import('@/pages/contacts/ContactPage.vue'),
+        meta: { title: 'Contact', requires: { permission: 'contacts:read' } },
+      },
+      {
+        path: 'tags',
+        name: 'tags',
+        component: () => import('@/pages/contacts/TagsPage.vue'),
+        meta: { title: 'Tags', requires: { permission: 'contacts:update' } },
+      },
+      {
         path: 'templates',
         name: 'templates',
         component: () => import('@/pages/templates/TemplatesPage.vue'),
