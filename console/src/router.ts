@@ -126,6 +126,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Role', requires: { permission: 'roles:read' } },
       },
       {
+        path: 'settings',
+        name: 'settings',
+        component: () => import('@/pages/settings/SettingsPage.vue'),
+        meta: { title: 'Settings' },
+      },
+      {
         path: 'imports',
         name: 'imports',
         component: () => import('@/pages/imports/ImportsPage.vue'),
