@@ -59,10 +59,7 @@ func TestConsoleAPIKeys(t *testing.T) {
 	})
 
 	t.Run("an agent is not shown API keys", func(t *testing.T) {
-		f.CreateUser(f.Admin.Auth(), "agent@wharf.test", "Agent")
-		a := b.newPage(t, "agent")
-		a.open("/console/")
-		signIn(a, "agent@wharf.test", "password-123", "User agent@wharf.test")
+		a := signInAs(t, b, f, "agent", "agent@wharf.test", "Agent")
 		a.seeRole("link", "Overview")
 		if a.has("link", "API keys") {
 			t.Fatal("an agent is shown API keys in the navigation")

@@ -90,10 +90,7 @@ func TestConsoleSettings(t *testing.T) {
 	})
 
 	t.Run("an agent changes their own password", func(t *testing.T) {
-		f.CreateUser(admin, "agent@wharf.test", "Agent")
-		a := b.newPage(t, "agent")
-		a.open("/console/")
-		signIn(a, "agent@wharf.test", "password-123", "User agent@wharf.test")
+		a := signInAs(t, b, f, "agent", "agent@wharf.test", "Agent")
 		a.click("link", "Settings")
 		a.seeRole("heading", "Your password")
 		if a.has("button", "Save settings") || eval[bool](a, `!!labelled('Timezone')`) {

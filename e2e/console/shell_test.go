@@ -29,6 +29,26 @@ func signIn(p *page, email, password, name string) {
 	p.seeRole("heading", "Welcome, "+name)
 }
 
+// signInAs creates a user of the role (password "password-123") and signs
+// them in, in a tab of their own named name.
+func signInAs(t *testing.T, b *browser, f *apptest.Fixture, name, email, role string) *page {
+	t.Helper()
+	f.CreateUser(f.Admin.Auth(), email, role)
+	p := b.newPage(t, name)
+	p.open("/console/")
+	signIn(p, email, "password-123", "User "+email)
+	return p
+}
+
+// submitDialog presses the open dialog's submit button (the form's own
+// button, not a page button of the same name behind the dialog).
+func (p *page) submitDialog() {
+	p.t.Helper()
+	if !eval[bool](p, `(() => { const b = document.querySelector('dialog[open] button[type=submit]'); if (b) b.click(); return !!b })()`) {
+		p.fatalf("%s: no submit button in an open dialog", p.name)
+	}
+}
+
 // refreshCookie is the browser's session cookie for the api, "" when none.
 func refreshCookie(p *page) string {
 	p.t.Helper()

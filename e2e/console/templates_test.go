@@ -24,15 +24,11 @@ func TestConsoleTemplates(t *testing.T) {
 	requireBrowser(t)
 	f := apptest.NewFixture(t, nil, nil)
 	f.StartWorker()
-	admin := f.Admin
 	f.SeedTemplate(f.OrgID, f.AccountID, "order_update", "Hi {{1}}, your order {{2}} shipped", false)
 	b := startBrowser(t, f.Server.URL)
 
 	t.Run("an agent reads templates but is offered no change", func(t *testing.T) {
-		f.CreateUser(admin.Auth(), "agent@wharf.test", "Agent")
-		a := b.newPage(t, "agent")
-		a.open("/console/")
-		signIn(a, "agent@wharf.test", "password-123", "User agent@wharf.test")
+		a := signInAs(t, b, f, "agent", "agent@wharf.test", "Agent")
 		a.click("link", "Templates")
 		a.seeRole("link", "order_update")
 		for _, c := range [][2]string{{"link", "New template"}, {"button", "Sync from provider"}, {"button", "Delete order_update (en_US)"}} {

@@ -56,9 +56,7 @@ func TestConsoleUsersAndRoles(t *testing.T) {
 		p.fill("Password", "password-123")
 		p.choose("Role", "Agent")
 		p.axe("add user")
-		if !eval[bool](p, `(() => { const b = document.querySelector('dialog[open] button[type=submit]'); if (b) b.click(); return !!b })()`) {
-			t.Fatal("no Add user button in the dialog")
-		}
+		p.submitDialog()
 		p.see("User ann@wharf.test added.")
 		p.see("Ann Agent")
 		if u := find("ann@wharf.test"); u == nil || u.Role.Name != "Agent" {
@@ -84,6 +82,7 @@ func TestConsoleUsersAndRoles(t *testing.T) {
 		p.seeRole("link", "Admin")
 		p.click("link", "New role")
 		p.seeRole("heading", "New role")
+		p.waitUntil("the permission matrix", `!!labelled('campaigns:read')`)
 		p.fill("Name", "Campaign runner")
 		p.fill("Description", "Runs campaigns, nothing else")
 		p.toggle("campaigns:read")
@@ -109,6 +108,7 @@ func TestConsoleUsersAndRoles(t *testing.T) {
 		p.open("/console/roles")
 		p.click("link", "Agent")
 		p.see("A system role: its permissions are fixed.")
+		p.waitUntil("the permission matrix", `!!labelled('contacts:read')`)
 		if !eval[bool](p, `labelled('contacts:read').disabled`) || p.has("button", "Save role") {
 			t.Fatal("a system role can be changed in the page")
 		}
@@ -117,13 +117,11 @@ func TestConsoleUsersAndRoles(t *testing.T) {
 	t.Run("what the caller does not hold is greyed out", func(t *testing.T) {
 		f.Do("POST", "/api/roles", map[string]any{"name": "Role maker", "permissions": []string{"roles:read", "roles:create", "users:read", "campaigns:read"}},
 			admin).Expect(t, 201)
-		f.CreateUser(admin, "rm@wharf.test", "Role maker")
-		m := b.newPage(t, "role-maker")
-		m.open("/console/")
-		signIn(m, "rm@wharf.test", "password-123", "User rm@wharf.test")
+		m := signInAs(t, b, f, "role-maker", "rm@wharf.test", "Role maker")
 		m.open("/console/roles/new")
 		m.seeRole("heading", "New role")
 		m.see("Greyed permissions are ones you do not hold")
+		m.waitUntil("the permission matrix", `!!labelled('webhooks:delete') && !!labelled('campaigns:read')`)
 		if !eval[bool](m, `labelled('webhooks:delete').disabled`) {
 			t.Fatal("a permission the caller does not hold can be ticked")
 		}

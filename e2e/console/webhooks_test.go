@@ -84,10 +84,7 @@ func TestConsoleWebhooks(t *testing.T) {
 	})
 
 	t.Run("a Manager reads webhooks but is offered no change", func(t *testing.T) {
-		f.CreateUser(admin.Auth(), "manager@wharf.test", "Manager")
-		m := b.newPage(t, "manager")
-		m.open("/console/")
-		signIn(m, "manager@wharf.test", "password-123", "User manager@wharf.test")
+		m := signInAs(t, b, f, "manager", "manager@wharf.test", "Manager")
 		m.click("link", "Webhooks")
 		m.click("link", "CRM")
 		m.seeRole("heading", "CRM")

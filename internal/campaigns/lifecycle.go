@@ -35,6 +35,12 @@ func (s *Service) checkReady(ctx context.Context, c *models.Campaign) error {
 		return err
 	}
 	if a.Status != models.AccountActive {
+		// The account's last error is the cause an admin can act on (the
+		// provider's refusal that disconnected it): a lane that finds the
+		// account already marked by another lane's send pauses with it too.
+		if a.LastError != "" {
+			return apperr.Invalidf("account %q is %s, not active: %s", a.Name, a.Status, a.LastError)
+		}
 		return apperr.Invalidf("account %q is %s, not active", a.Name, a.Status)
 	}
 	if c.TemplateID == nil {

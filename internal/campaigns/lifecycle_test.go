@@ -97,7 +97,10 @@ func TestLifecycle(t *testing.T) {
 		ready, _ := bundle.f.Campaign(two, 2, func(c *models.Campaign) { c.VariableMapping.V = map[string]string{"1": "name", "2": "order_id"} })
 		bundle.f.DB.Model(&models.PlatformAccount{}).Where("id = ?", bundle.account.ID).Update("status", models.AccountDisconnected)
 		testfactory.WantError(t, start(ready), apperr.Invalid, "is disconnected, not active")
-		bundle.f.DB.Model(&models.PlatformAccount{}).Where("id = ?", bundle.account.ID).Update("status", models.AccountActive)
+		// The provider's refusal that disconnected it is the reason given.
+		bundle.f.DB.Model(&models.PlatformAccount{}).Where("id = ?", bundle.account.ID).Update("last_error", "provider error 131042: payment issue")
+		testfactory.WantError(t, start(ready), apperr.Invalid, "is disconnected, not active: provider error 131042: payment issue")
+		bundle.f.DB.Model(&models.PlatformAccount{}).Where("id = ?", bundle.account.ID).Updates(map[string]any{"status": models.AccountActive, "last_error": ""})
 		bundle.f.DB.Model(&models.Template{}).Where("id = ?", two.ID).Update("status", models.TemplateRejected)
 		testfactory.WantError(t, start(ready), apperr.Invalid, "is REJECTED: only APPROVED templates can be sent")
 		for _, c := range []models.Campaign{empty, unfilled, unknown, missing, ready} {

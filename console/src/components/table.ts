@@ -1,5 +1,5 @@
 // Shared types of PagedTable and the URL-kept list state of list pages.
-import { computed, type ComputedRef } from 'vue'
+import { computed, ref, watch, type ComputedRef, type Ref } from 'vue'
 import { useRoute, useRouter } from 'vue-router'
 
 export interface Column {
@@ -48,4 +48,24 @@ export function useQueryState<T extends QueryValues>(defaults: T): { state: Comp
     void router.replace({ query: next })
   }
   return { state, update }
+}
+
+/**
+ * The text of a list's search box, kept in the URL's `search` after 300 ms
+ * without typing (one request per pause, not per key):
+ *
+ *   const q = useQueryState({ page: 1, limit: 20, search: '' })
+ *   const search = useSearchInput(q)   // <input v-model="search">
+ */
+export function useSearchInput<T extends QueryValues & { search: string }>(q: {
+  state: ComputedRef<T>
+  update: (patch: Partial<T>) => void
+}): Ref<string> {
+  const text = ref(q.state.value.search)
+  let typing: ReturnType<typeof setTimeout> | undefined
+  watch(text, (v) => {
+    clearTimeout(typing)
+    typing = setTimeout(() => q.update({ search: v.trim() } as Partial<T>), 300)
+  })
+  return text
 }
