@@ -34,6 +34,17 @@ func TestAccountCRUDAndEncryptedToken(t *testing.T) {
 	if len(list.Items) != 1 || strings.Contains(string(r.Body), e.WABA.AccessToken) || list.Items[0]["status"] != "active" {
 		t.Fatalf("list %s", r.Body)
 	}
+	// The list carries each account's health (the console's accounts page).
+	if it := list.Items[0]; it["quality_rating"] != "GREEN" || it["messaging_tier"] != "TIER_1K" || it["messaging_limit"] != "TIER_1K" ||
+		it["messaging_tier_override"] != "" || it["last_error"] != "" || it["verified_name"] != "Acme" {
+		t.Fatalf("list item %v", it)
+	}
+	e.Do("PUT", "/api/accounts/"+id, map[string]any{"messaging_tier": "tier_10k"}, admin.Auth()).Expect(t, 200)
+	e.Do("GET", "/api/accounts", nil, admin.Auth()).Expect(t, 200).Into(t, &list)
+	if it := list.Items[0]; it["messaging_tier"] != "TIER_10K" || it["messaging_tier_override"] != "TIER_10K" || it["messaging_limit"] != "TIER_1K" {
+		t.Fatalf("list item after the override %v", it)
+	}
+	e.Do("PUT", "/api/accounts/"+id, map[string]any{"messaging_tier": ""}, admin.Auth()).Expect(t, 200)
 	var detail struct {
 		AccessToken        string `json:"access_token"`
 		WebhookVerifyToken string `json:"webhook_verify_token"`
@@ -66,6 +77,10 @@ func TestAccountCRUDAndEncryptedToken(t *testing.T) {
 	e.Do("GET", "/api/accounts/"+id, nil, admin.Auth()).Expect(t, 200).Into(t, &detail)
 	if detail.Status != "disconnected" {
 		t.Fatalf("status after 190: %s", detail.Status)
+	}
+	e.Do("GET", "/api/accounts", nil, admin.Auth()).Expect(t, 200).Into(t, &list)
+	if it := list.Items[0]; it["status"] != "disconnected" || !strings.Contains(it["last_error"].(string), "190") {
+		t.Fatalf("list item after 190 %v", it)
 	}
 	e.Do("PUT", "/api/accounts/"+id, map[string]any{"phone_number_id": "1"}, admin.Auth()).Expect(t, 400)
 	e.Do("DELETE", "/api/accounts/"+id, nil, admin.Auth()).Expect(t, 200)
