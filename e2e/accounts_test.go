@@ -238,3 +238,55 @@ func TestRegisterActivatesWithGivenOrGeneratedPIN(t *testing.T) {
 		t.Fatalf("generated pin %q", out.PIN)
 	}
 }
+
+// POST /api/accounts/{id}/subscribe subscribes the app to the business
+// account's webhooks with the account's token; the provider's refusal, an
+// unknown account, a caller without accounts:write and a number another
+// organization owns are refused before anything is subscribed.
+func TestSubscribeSubscribesTheApp(t *testing.T) {
+	t.Parallel()
+	e := apptest.NewWithSim(t, nil, nil)
+	admin := e.Admin()
+	subscribed := func() int {
+		for _, ba := range e.Sim.BusinessAccounts() {
+			if ba.ID == e.WABA.ID {
+				return len(ba.SubscribedApps)
+			}
+		}
+		t.Fatal("the simulator lost the business account")
+		return 0
+	}
+	calls := func() int {
+		return e.Sim.CountRequests(platformsim.RequestFilter{Method: "POST", Path: e.WABA.ID + "/subscribed_apps"})
+	}
+	id := claimNumber(t, e, admin, "Hand", e.PhoneNumberID(), e.WABA.ID, e.WABA.AccessToken)
+	if subscribed() != 0 {
+		t.Fatal("connecting by hand subscribed the app")
+	}
+
+	e.Do("POST", "/api/accounts/00000000-0000-0000-0000-000000000000/subscribe", nil, admin.Auth()).Expect(t, 404)
+	manager := e.CreateUser(admin.Auth(), "m@x.com", "Manager")
+	e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, manager.Auth()).Expect(t, 403)
+
+	e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, admin.Auth()).Expect(t, 200)
+	if subscribed() != 1 || calls() != 1 {
+		t.Fatalf("after subscribe: %d apps, %d calls", subscribed(), calls())
+	}
+
+	// A token the provider refuses: a 400 with its reason.
+	e.Do("PUT", "/api/accounts/"+id, map[string]any{"access_token": "wrong-token"}, admin.Auth()).Expect(t, 200)
+	r := e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, admin.Auth()).Expect(t, 400)
+	if !strings.Contains(r.Message, "the provider refused subscribing to the account's webhooks") || !strings.Contains(r.Message, "190") {
+		t.Fatalf("refused subscribe %q", r.Message)
+	}
+
+	// Another organization verifies the number: this claim cannot subscribe.
+	other := newOrg(t, e, admin, "other")
+	otherID := claimNumber(t, e, other, "Theirs", e.PhoneNumberID(), e.WABA.ID, e.WABA.AccessToken)
+	e.Do("POST", "/api/accounts/"+otherID+"/test", nil, other.Auth()).Expect(t, 200)
+	before := calls()
+	r = e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, admin.Auth()).Expect(t, 409)
+	if r.Message != msgOwnedElsewhere || calls() != before {
+		t.Fatalf("subscribe of a number owned elsewhere: %q, %d calls", r.Message, calls()-before)
+	}
+}
