@@ -12,7 +12,8 @@ import (
 // TestConsoleAccounts drives the accounts page against the real system and
 // the provider simulator: an account connected by hand (a refused id shown
 // next to its field first), tested, registered with a generated PIN (a
-// malformed PIN refused next to its field), its messaging tier overridden;
+// malformed PIN refused next to its field), subscribed to the provider's
+// webhooks, its messaging tier overridden;
 // a broken token's error shown in the list after Test; a Manager
 // (accounts:read) offered no change; an Agent refused the page; and a
 // disconnect that asks first.
@@ -115,6 +116,18 @@ func TestConsoleAccounts(t *testing.T) {
 			t.Fatal("the simulator's number is not registered")
 		}
 
+		p.click("button", "Subscribe Sales to webhooks")
+		p.see("Sales is subscribed: the provider sends its messages and statuses to Wharf.")
+		apps := 0
+		for _, ba := range f.Sim.BusinessAccounts() {
+			if ba.ID == sales.ID {
+				apps = len(ba.SubscribedApps)
+			}
+		}
+		if apps != 1 {
+			t.Fatalf("after Subscribe the business account has %d subscribed apps", apps)
+		}
+
 		p.choose("Messaging tier of Sales", "TIER_10K")
 		p.see("Sales is now paced as TIER_10K.")
 		p.see("Override; the provider says TIER_1K.")
@@ -147,7 +160,7 @@ func TestConsoleAccounts(t *testing.T) {
 		m.click("link", "Accounts")
 		m.see("Sales")
 		m.see("TIER_10K")
-		for _, c := range []string{"Connect an account", "Disconnect Sales", "Register Main"} {
+		for _, c := range []string{"Connect an account", "Disconnect Sales", "Register Main", "Subscribe Main to webhooks"} {
 			if m.has("button", c) {
 				t.Fatalf("a Manager is shown %q", c)
 			}
