@@ -108,7 +108,6 @@ func TestConsoleTeams(t *testing.T) {
 		if s := find("Support"); s.AssignmentStrategy != "manual" {
 			t.Fatalf("after saving the strategy is %s", s.AssignmentStrategy)
 		}
-		p.shot("team")
 		p.axe("team")
 
 		// Carl comes and goes: removing asks first.
@@ -126,6 +125,9 @@ func TestConsoleTeams(t *testing.T) {
 		if m := members(support.ID); len(m) != 2 || m["carl@wharf.test"] != "" {
 			t.Fatalf("members after the removal %v", m)
 		}
+		p.reload()
+		p.see("User bob@wharf.test")
+		p.shot("team")
 
 		p.click("link", "← Teams")
 		p.seeRole("link", "Support")
