@@ -11,7 +11,8 @@ import (
 // refused next to the Name field first) with a strategy, members added as
 // agent and manager with their availability shown, the strategy changed, a
 // member removed after a confirmation; an agent of the team shown it
-// read-only; a user without teams:read refused the page; and a delete that
+// read-only; its manager (without teams:update) offered what the API lets
+// a team manager do; a user without teams:read refused the page; and a delete that
 // asks first.
 func TestConsoleTeams(t *testing.T) {
 	requireBrowser(t)
@@ -135,7 +136,7 @@ func TestConsoleTeams(t *testing.T) {
 		p.shot("teams")
 	})
 
-	t.Run("an agent of the team sees it read-only; a user without teams:read is refused", func(t *testing.T) {
+	t.Run("an agent sees the team read-only, its manager may change it, a user without teams:read is refused", func(t *testing.T) {
 		a := b.newPage(t, "agent")
 		a.open("/console/")
 		signIn(a, "ann@wharf.test", "password-123", "User ann@wharf.test")
@@ -157,6 +158,25 @@ func TestConsoleTeams(t *testing.T) {
 		}
 		a.axe("team read-only")
 		a.shot("team-agent")
+
+		// Bob manages the team (its manager, without teams:update): he may
+		// change it and add agents, not make managers or delete it.
+		m := b.newPage(t, "team-manager")
+		m.open("/console/")
+		signIn(m, "bob@wharf.test", "password-123", "User bob@wharf.test")
+		m.open("/console/teams/" + support.ID)
+		m.seeRole("button", "Save team")
+		m.seeRole("button", "Remove ann@wharf.test from the team")
+		if m.has("button", "Delete team") || m.has("button", "Remove bob@wharf.test from the team") ||
+			eval[bool](m, `[...labelled('Team role').options].some((o) => o.value === 'manager')`) {
+			t.Fatal("a team manager is offered what takes teams:update or teams:delete")
+		}
+		m.fill("Description", "Answers the shop's customers, day and night")
+		m.click("button", "Save team")
+		m.see("Team saved.")
+		if s := find("Support"); s.Description != "Answers the shop's customers, day and night" {
+			t.Fatalf("the team manager's change: %+v", s)
+		}
 
 		f.Do("POST", "/api/roles", map[string]any{"name": "Campaigns only", "permissions": []string{"campaigns:read"}}, admin).Expect(t, 201)
 		f.CreateUser(admin, "cora@wharf.test", "Campaigns only")
