@@ -136,6 +136,10 @@ func TestConsoleAccounts(t *testing.T) {
 		}
 		p.shot("accounts")
 		p.axe("accounts")
+		p.prefersDark(true)
+		p.shot("accounts-dark")
+		p.axe("accounts, dark")
+		p.prefersDark(false)
 	})
 
 	t.Run("a broken token's error shows after Test", func(t *testing.T) {

@@ -129,6 +129,10 @@ func TestConsoleTeams(t *testing.T) {
 		p.reload()
 		p.see("User bob@wharf.test")
 		p.shot("team")
+		p.prefersDark(true)
+		p.shot("team-dark")
+		p.axe("team, dark")
+		p.prefersDark(false)
 
 		p.click("link", "← Teams")
 		p.seeRole("link", "Support")
@@ -167,6 +171,7 @@ func TestConsoleTeams(t *testing.T) {
 		m.open("/console/teams/" + support.ID)
 		m.seeRole("button", "Save team")
 		m.seeRole("button", "Remove ann@wharf.test from the team")
+		m.waitUntil("the add-member form", `!!labelled('Team role')`)
 		if m.has("button", "Delete team") || m.has("button", "Remove bob@wharf.test from the team") ||
 			eval[bool](m, `[...labelled('Team role').options].some((o) => o.value === 'manager')`) {
 			t.Fatal("a team manager is offered what takes teams:update or teams:delete")
