@@ -17,6 +17,7 @@ export interface ToolLink extends Requirement {
 
 export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' } },
+  { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read' },
   { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
   { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },
   { label: 'Users', to: { name: 'users' }, permission: 'users:read' },
@@ -25,6 +26,8 @@ export const pages: PageLink[] = [
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  // Every user has the page: their own password is on it.
+  { label: 'Settings', to: { name: 'settings' } },
 ]
 
 export const tools: ToolLink[] = [

@@ -42,6 +42,24 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Campaign', requires: { permission: 'campaigns:read' } },
       },
       {
+        path: 'contacts',
+        name: 'contacts',
+        component: () => import('@/pages/contacts/ContactsPage.vue'),
+        meta: { title: 'Contacts', requires: { permission: 'contacts:read' } },
+      },
+      {
+        path: 'contacts/:id',
+        name: 'contact',
+        component: () => import('@/pages/contacts/ContactPage.vue'),
+        meta: { title: 'Contact', requires: { permission: 'contacts:read' } },
+      },
+      {
+        path: 'tags',
+        name: 'tags',
+        component: () => import('@/pages/contacts/TagsPage.vue'),
+        meta: { title: 'Tags', requires: { permission: 'contacts:update' } },
+      },
+      {
         path: 'templates',
         name: 'templates',
         component: () => import('@/pages/templates/TemplatesPage.vue'),
@@ -124,6 +142,12 @@ const routes: RouteRecordRaw[] = [
         name: 'role',
         component: () => import('@/pages/users/RolePage.vue'),
         meta: { title: 'Role', requires: { permission: 'roles:read' } },
+      },
+      {
+        path: 'settings',
+        name: 'settings',
+        component: () => import('@/pages/settings/SettingsPage.vue'),
+        meta: { title: 'Settings' },
       },
       {
         path: 'imports',

@@ -97,15 +97,20 @@ func TestCampaignAndAPISendsShareTheTier(t *testing.T) {
 	}
 }
 
-// An API-key template send whose provider answer is an account fault
-// marks the account disconnected with the provider's reason, as a campaign
-// lane does.
+// An API-key template send whose provider answer is an account fault (the
+// business account restricted, 131031) marks the account disconnected with
+// the provider's reason, as a campaign lane does.
 func TestAPISendAccountFaultMarksTheAccount(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "TIER_1K", nil, noCap)
 	f.StartWorker()
 	key := f.apiKey()
-	f.Sim.RevokeToken(f.WABA.AccessToken)
+	// The fault is the send's only: a revoked token would also fail the
+	// account's own background calls after connecting (subscribe, template
+	// sync), which could mark the account before the API send is accepted.
+	if err := f.Sim.SetSendError(f.PhoneNumberID(), 131031); err != nil {
+		t.Fatal(err)
+	}
 	f.Do("POST", "/api/messages/template", map[string]any{"phone_number": "+15558200000", "template_name": "order_update",
 		"template_params": map[string]any{"1": "Jo", "2": "A-1"}}, key).Expect(t, 202)
 	var a accountOut
@@ -113,7 +118,7 @@ func TestAPISendAccountFaultMarksTheAccount(t *testing.T) {
 		a = f.account()
 		return a.Status == "disconnected", fmt.Sprintf("%+v", a)
 	})
-	if !strings.Contains(a.LastError, "190") {
+	if !strings.Contains(a.LastError, "131031") {
 		t.Fatalf("account %+v", a)
 	}
 }

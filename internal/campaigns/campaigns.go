@@ -54,6 +54,7 @@ type Service struct {
 
 	observer Observer // nil: none (observe.go)
 	optOuts  OptOuts  // nil: no recipient is skipped for an opt-out
+	tests    TestSender
 	live     live.Publisher
 
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
@@ -85,6 +86,8 @@ type Deps struct {
 	// OptOuts tell which recipients opted out of marketing (contacts;
 	// nil: none did).
 	OptOuts OptOuts
+	// Tests sends test messages (testsend.go; nil: test sends are refused).
+	Tests TestSender
 }
 
 // NewService wires the campaigns domain.
@@ -94,7 +97,7 @@ func NewService(d Deps) *Service {
 	}
 	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
 		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
-		observer: d.Observer, optOuts: d.OptOuts, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
+		observer: d.Observer, optOuts: d.OptOuts, tests: d.Tests, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
 	if b, ok := d.Observer.(CampaignsBinder); ok {
 		b.BindCampaigns(s)
 	}
