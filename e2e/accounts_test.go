@@ -34,6 +34,17 @@ func TestAccountCRUDAndEncryptedToken(t *testing.T) {
 	if len(list.Items) != 1 || strings.Contains(string(r.Body), e.WABA.AccessToken) || list.Items[0]["status"] != "active" {
 		t.Fatalf("list %s", r.Body)
 	}
+	// The list carries each account's health (the console's accounts page).
+	if it := list.Items[0]; it["quality_rating"] != "GREEN" || it["messaging_tier"] != "TIER_1K" || it["messaging_limit"] != "TIER_1K" ||
+		it["messaging_tier_override"] != "" || it["last_error"] != "" || it["verified_name"] != "Acme" {
+		t.Fatalf("list item %v", it)
+	}
+	e.Do("PUT", "/api/accounts/"+id, map[string]any{"messaging_tier": "tier_10k"}, admin.Auth()).Expect(t, 200)
+	e.Do("GET", "/api/accounts", nil, admin.Auth()).Expect(t, 200).Into(t, &list)
+	if it := list.Items[0]; it["messaging_tier"] != "TIER_10K" || it["messaging_tier_override"] != "TIER_10K" || it["messaging_limit"] != "TIER_1K" {
+		t.Fatalf("list item after the override %v", it)
+	}
+	e.Do("PUT", "/api/accounts/"+id, map[string]any{"messaging_tier": ""}, admin.Auth()).Expect(t, 200)
 	var detail struct {
 		AccessToken        string `json:"access_token"`
 		WebhookVerifyToken string `json:"webhook_verify_token"`
@@ -66,6 +77,10 @@ func TestAccountCRUDAndEncryptedToken(t *testing.T) {
 	e.Do("GET", "/api/accounts/"+id, nil, admin.Auth()).Expect(t, 200).Into(t, &detail)
 	if detail.Status != "disconnected" {
 		t.Fatalf("status after 190: %s", detail.Status)
+	}
+	e.Do("GET", "/api/accounts", nil, admin.Auth()).Expect(t, 200).Into(t, &list)
+	if it := list.Items[0]; it["status"] != "disconnected" || !strings.Contains(it["last_error"].(string), "190") {
+		t.Fatalf("list item after 190 %v", it)
 	}
 	e.Do("PUT", "/api/accounts/"+id, map[string]any{"phone_number_id": "1"}, admin.Auth()).Expect(t, 400)
 	e.Do("DELETE", "/api/accounts/"+id, nil, admin.Auth()).Expect(t, 200)
@@ -221,5 +236,57 @@ func TestRegisterActivatesWithGivenOrGeneratedPIN(t *testing.T) {
 	e.Do("POST", "/api/accounts/"+a.ID+"/register", nil, admin.Auth()).Expect(t, 200).Into(t, &out)
 	if !regexp.MustCompile(`^\d{6}$`).MatchString(out.PIN) || out.PIN == "654321" {
 		t.Fatalf("generated pin %q", out.PIN)
+	}
+}
+
+// POST /api/accounts/{id}/subscribe subscribes the app to the business
+// account's webhooks with the account's token; the provider's refusal, an
+// unknown account, a caller without accounts:write and a number another
+// organization owns are refused before anything is subscribed.
+func TestSubscribeSubscribesTheApp(t *testing.T) {
+	t.Parallel()
+	e := apptest.NewWithSim(t, nil, nil)
+	admin := e.Admin()
+	subscribed := func() int {
+		for _, ba := range e.Sim.BusinessAccounts() {
+			if ba.ID == e.WABA.ID {
+				return len(ba.SubscribedApps)
+			}
+		}
+		t.Fatal("the simulator lost the business account")
+		return 0
+	}
+	calls := func() int {
+		return e.Sim.CountRequests(platformsim.RequestFilter{Method: "POST", Path: e.WABA.ID + "/subscribed_apps"})
+	}
+	id := claimNumber(t, e, admin, "Hand", e.PhoneNumberID(), e.WABA.ID, e.WABA.AccessToken)
+	if subscribed() != 0 {
+		t.Fatal("connecting by hand subscribed the app")
+	}
+
+	e.Do("POST", "/api/accounts/00000000-0000-0000-0000-000000000000/subscribe", nil, admin.Auth()).Expect(t, 404)
+	manager := e.CreateUser(admin.Auth(), "m@x.com", "Manager")
+	e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, manager.Auth()).Expect(t, 403)
+
+	e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, admin.Auth()).Expect(t, 200)
+	if subscribed() != 1 || calls() != 1 {
+		t.Fatalf("after subscribe: %d apps, %d calls", subscribed(), calls())
+	}
+
+	// A token the provider refuses: a 400 with its reason.
+	e.Do("PUT", "/api/accounts/"+id, map[string]any{"access_token": "wrong-token"}, admin.Auth()).Expect(t, 200)
+	r := e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, admin.Auth()).Expect(t, 400)
+	if !strings.Contains(r.Message, "the provider refused subscribing to the account's webhooks") || !strings.Contains(r.Message, "190") {
+		t.Fatalf("refused subscribe %q", r.Message)
+	}
+
+	// Another organization verifies the number: this claim cannot subscribe.
+	other := newOrg(t, e, admin, "other")
+	otherID := claimNumber(t, e, other, "Theirs", e.PhoneNumberID(), e.WABA.ID, e.WABA.AccessToken)
+	e.Do("POST", "/api/accounts/"+otherID+"/test", nil, other.Auth()).Expect(t, 200)
+	before := calls()
+	r = e.Do("POST", "/api/accounts/"+id+"/subscribe", nil, admin.Auth()).Expect(t, 409)
+	if r.Message != msgOwnedElsewhere || calls() != before {
+		t.Fatalf("subscribe of a number owned elsewhere: %q, %d calls", r.Message, calls()-before)
 	}
 }

@@ -18,20 +18,23 @@ type accountSummary struct {
 	BusinessAccountID string    `json:"business_account_id"`
 	Status            string    `json:"status"`
 	CreatedAt         time.Time `json:"created_at"`
+
+	// The health of the account, in the list too (the console's accounts
+	// page shows it for every account without reading each one's token).
+	MessagingTier         string `json:"messaging_tier"`          // what paces campaigns
+	MessagingTierOverride string `json:"messaging_tier_override"` // "" = the provider's tier
+	MessagingLimit        string `json:"messaging_limit"`         // the provider's tier
+	QualityRating         string `json:"quality_rating"`
+	VerifiedName          string `json:"verified_name"`
+	IsCoexistence         bool   `json:"is_coexistence"`
+	LastError             string `json:"last_error"`
 }
 
 type accountDetail struct {
 	accountSummary
-	MessagingTier         string    `json:"messaging_tier"`          // what paces campaigns
-	MessagingTierOverride string    `json:"messaging_tier_override"` // "" = the provider's tier
-	AccessToken           string    `json:"access_token"`
-	WebhookVerifyToken    string    `json:"webhook_verify_token"`
-	QualityRating         string    `json:"quality_rating"`
-	MessagingLimit        string    `json:"messaging_limit"`
-	VerifiedName          string    `json:"verified_name"`
-	IsCoexistence         bool      `json:"is_coexistence"`
-	LastError             string    `json:"last_error"`
-	UpdatedAt             time.Time `json:"updated_at"`
+	AccessToken        string    `json:"access_token"`
+	WebhookVerifyToken string    `json:"webhook_verify_token"`
+	UpdatedAt          time.Time `json:"updated_at"`
 
 	// VerifiedAt is when the account became its number's owner; null for a
 	// claim the provider has not confirmed.
@@ -40,15 +43,14 @@ type accountDetail struct {
 
 func toAccountSummary(a models.PlatformAccount) accountSummary {
 	return accountSummary{ID: a.ID, Name: a.Name, PhoneNumber: a.PhoneNumber, PhoneNumberID: a.PhoneNumberID,
-		BusinessAccountID: a.BusinessAccountID, Status: a.Status, CreatedAt: web.UTC(a.CreatedAt)}
+		BusinessAccountID: a.BusinessAccountID, Status: a.Status, CreatedAt: web.UTC(a.CreatedAt),
+		MessagingTier: accounts.EffectiveTier(&a), MessagingTierOverride: a.MessagingTierOverride, MessagingLimit: a.MessagingLimit,
+		QualityRating: a.QualityRating, VerifiedName: a.VerifiedName, IsCoexistence: a.IsCoexistence, LastError: a.LastError}
 }
 
 func toAccountDetail(a *accounts.Account) accountDetail {
 	return accountDetail{accountSummary: toAccountSummary(a.PlatformAccount), AccessToken: a.AccessToken,
-		MessagingTier: accounts.EffectiveTier(&a.PlatformAccount), MessagingTierOverride: a.MessagingTierOverride,
-		WebhookVerifyToken: a.WebhookVerifyToken, QualityRating: a.QualityRating, MessagingLimit: a.MessagingLimit,
-		VerifiedName: a.VerifiedName, IsCoexistence: a.IsCoexistence, LastError: a.LastError, VerifiedAt: web.UTCPtr(a.VerifiedAt),
-		UpdatedAt: web.UTC(a.UpdatedAt)}
+		WebhookVerifyToken: a.WebhookVerifyToken, VerifiedAt: web.UTCPtr(a.VerifiedAt), UpdatedAt: web.UTC(a.UpdatedAt)}
 }
 
 // accountRequest converts to accounts.Input field for field; nil fields are

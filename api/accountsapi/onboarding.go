@@ -45,3 +45,15 @@ func (h *Handlers) register(c *gin.Context) {
 	}
 	web.OK(c, toOnboardedResp(o))
 }
+
+func (h *Handlers) subscribe(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	if err := h.accounts.Subscribe(c.Request.Context(), web.Principal(c).OrgID, id); err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.Message(c, "the provider sends the account's webhooks here")
+}

@@ -32,5 +32,8 @@ func (h *Handlers) Routes() []web.Route {
 		{Method: "POST", Path: "/api/accounts/:id/register", Access: web.Perm("accounts:write"), Handler: h.register,
 			Summary: "Register the account's number with the provider (body optional)", Request: registerRequest{},
 			Response: onboardedResp{}, Errors: []int{http.StatusBadGateway}},
+		{Method: "POST", Path: "/api/accounts/:id/subscribe", Access: web.Perm("accounts:write"), Handler: h.subscribe,
+			Summary:  "Subscribe the app to the webhooks of the account's business account (needed once for an account connected by hand)",
+			Response: web.MessageResp{}, Errors: []int{http.StatusBadGateway}},
 	}
 }

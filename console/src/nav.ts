@@ -21,6 +21,8 @@ export const pages: PageLink[] = [
   { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
   { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },
   { label: 'Users', to: { name: 'users' }, permission: 'users:read' },
+  { label: 'Teams', to: { name: 'teams' }, permission: 'teams:read' },
+  { label: 'Accounts', to: { name: 'accounts' }, permission: 'accounts:read' },
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },

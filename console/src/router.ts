@@ -96,6 +96,24 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Webhook', requires: { permission: 'webhooks:read' } },
       },
       {
+        path: 'accounts',
+        name: 'accounts',
+        component: () => import('@/pages/accounts/AccountsPage.vue'),
+        meta: { title: 'Accounts', requires: { permission: 'accounts:read' } },
+      },
+      {
+        path: 'teams',
+        name: 'teams',
+        component: () => import('@/pages/teams/TeamsPage.vue'),
+        meta: { title: 'Teams', requires: { permission: 'teams:read' } },
+      },
+      {
+        path: 'teams/:id',
+        name: 'team',
+        component: () => import('@/pages/teams/TeamPage.vue'),
+        meta: { title: 'Team', requires: { permission: 'teams:read' } },
+      },
+      {
         path: 'api-keys',
         name: 'api-keys',
         component: () => import('@/pages/apikeys/ApiKeysPage.vue'),

@@ -286,3 +286,23 @@ func (s *Service) activate(ctx context.Context, a *Account) (*Onboarded, error) 
 	}
 	return &Onboarded{Account: a}, nil
 }
+
+// Subscribe subscribes the app to the webhooks of the account's business
+// account, so that the provider sends its messages and statuses here.
+// Embedded signup does it; an account connected by hand needs it once
+// (the console's Subscribe). Like registration, it runs under the number's
+// lock: a number another organization owns is a 409 before the provider is
+// called.
+func (s *Service) Subscribe(ctx context.Context, orgID, id uuid.UUID) error {
+	a, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return err
+	}
+	err = s.withNumber(ctx, orgID, a.PhoneNumberID, func(*gorm.DB) error {
+		return s.provider.SubscribeApp(ctx, a.AccessToken, a.BusinessAccountID)
+	})
+	if err != nil {
+		return providerFailure("subscribing to the account's webhooks", err)
+	}
+	return nil
+}
