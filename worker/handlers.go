@@ -84,6 +84,9 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(jobs.TypeMessageSend, handle(func(ctx context.Context, p jobs.MessageSend) error {
 		return h.Messaging.SendQueued(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
 	}))
+	mux.HandleFunc(jobs.TypeMediaFetch, handle(func(ctx context.Context, p jobs.MediaFetch) error {
+		return h.Messaging.FetchMedia(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
+	}))
 	mux.HandleFunc(jobs.TypeMessageSweep, handle(func(ctx context.Context, _ jobs.MessageSweep) error {
 		requeued, failed, err := h.Messaging.SweepUnconfirmed(ctx)
 		if requeued+failed > 0 {
