@@ -21,7 +21,7 @@ func (h *Handlers) Routes() []web.Route {
 			Request: uploadForm{}, Response: uploadResp{}, Status: http.StatusCreated},
 		{Method: "GET", Path: "/api/messages/:id/media", Access: web.Perm("messages:read"), Handler: h.serveMedia,
 			Summary:  "The message's stored media (received or sent), with its type; an attachment unless image, audio, video or PDF",
-			Produces: "application/octet-stream"},
+			Produces: "*/*"},
 		{Method: "POST", Path: "/api/messages/template", Access: web.Perm("messages:create"), Handler: h.sendTemplate,
 			Summary: "Queue a template message to a contact or phone number", Request: templateRequest{},
 			Response: queuedResp{}, Status: http.StatusAccepted},
