@@ -289,3 +289,13 @@ type WebhookDelivery struct {
 	Redelivery bool
 	CreatedAt  time.Time
 }
+
+// ContactNote is a private note of the organization's users on a contact.
+type ContactNote struct {
+	ID             uuid.UUID  `gorm:"type:uuid;primaryKey"`
+	OrganizationID uuid.UUID  `gorm:"type:uuid"`
+	ContactID      uuid.UUID  `gorm:"type:uuid"`
+	AuthorID       *uuid.UUID `gorm:"type:uuid"`
+	Body           string
+	CreatedAt      time.Time
+}
