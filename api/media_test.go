@@ -27,7 +27,7 @@ const pdfBytes = "%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 type mediaEnv struct {
 	*apptest.SimEnv
 	admin, other, noRead, noCreate apptest.Session
-	orgID, contactID                string
+	orgID, contactID               string
 }
 
 func newMediaEnv(t *testing.T) *mediaEnv {
