@@ -173,3 +173,17 @@ func (p MediaFetch) Options() []asynq.Option {
 	return []asynq.Option{asynq.Queue(QueueDefault), asynq.MaxRetry(5), asynq.Timeout(5 * time.Minute),
 		asynq.TaskID("media-fetch:" + p.MessageID.String()), asynq.Retention(time.Hour)}
 }
+
+// TypeMediaSweep re-enqueues lost media fetches.
+const TypeMediaSweep = "media:sweep"
+
+// MediaSweep re-enqueues the fetches of received media still pending after
+// ten minutes whose task was lost (a crash between the commit and the
+// enqueue, Redis restarted without persistence).
+type MediaSweep sweep
+
+// TaskType implements Payload.
+func (MediaSweep) TaskType() string { return TypeMediaSweep }
+
+// Options implements optioner.
+func (p MediaSweep) Options() []asynq.Option { return sweepOptions("media-sweep", p.Tick) }

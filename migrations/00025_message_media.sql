@@ -14,6 +14,8 @@ ALTER TABLE messages
     ADD COLUMN media_error     text   NOT NULL DEFAULT '',
     ADD CONSTRAINT messages_media_status_check
         CHECK (media_status IN ('pending', 'stored', 'unavailable'));
+-- The media sweep (every 5 minutes, every tenant) reads only pending media.
+CREATE INDEX messages_media_pending ON messages (created_at) WHERE media_status = 'pending';
 
 -- Files uploaded for sending. A row exists only once its file is stored:
 -- a refused upload leaves neither row nor file.
@@ -33,6 +35,7 @@ CREATE INDEX media_uploads_org ON media_uploads (organization_id, created_at DES
 
 -- +goose Down
 DROP TABLE media_uploads;
+DROP INDEX messages_media_pending;
 ALTER TABLE messages
     DROP CONSTRAINT messages_media_status_check,
     DROP COLUMN media_status,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
@@ -294,4 +295,30 @@ func (s *Service) enqueueFetch(ctx context.Context, orgID, messageID uuid.UUID) 
 	if err != nil && !errors.Is(err, jobs.ErrDuplicate) {
 		s.log.Warn("cannot enqueue a media fetch", "message_id", messageID, "error", err)
 	}
+}
+
+// SweepMedia re-enqueues the fetches of received media still pending ten
+// minutes after the message was stored (and not older than two days: the
+// provider keeps media for a limited time). A fetch whose task still
+// exists (retrying with backoff) is a duplicate and left alone.
+func (s *Service) SweepMedia(ctx context.Context) (int, error) {
+	var rows []models.Message
+	err := s.db.WithContext(ctx).Select("id", "organization_id").
+		Where("media_status = ? AND direction = ? AND created_at < ? AND created_at > ?", models.MediaPending,
+			models.DirectionIncoming, s.now().Add(-10*time.Minute), s.now().Add(-48*time.Hour)).
+		Order("created_at").Limit(1000).Find(&rows).Error
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range rows {
+		_, err := s.enq.Enqueue(ctx, jobs.MediaFetch{OrganizationID: m.OrganizationID, MessageID: m.ID})
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, jobs.ErrDuplicate):
+			return n, err
+		}
+	}
+	return n, nil
 }

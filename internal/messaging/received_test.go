@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
@@ -257,5 +258,42 @@ func TestSafeFilename(t *testing.T) {
 		if got := messaging.SafeFilename(in); got != want {
 			t.Errorf("SafeFilename(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Fetches whose task was lost are enqueued again by the sweep, once.
+func TestSweepMedia(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	svc, q, _ := newStoringService(t, f, f.Provider(nil))
+	org := f.Org()
+	acc := f.Account(org.ID)
+	c := f.Contact(org.ID, &acc.ID)
+	store := func(age time.Duration, status string) models.Message {
+		m := models.Message{ID: uuid.New(), OrganizationID: org.ID, ContactID: c.ID, AccountID: &acc.ID, Direction: models.DirectionIncoming,
+			Type: "image", Status: models.StatusDelivered, OccurredAt: time.Now(), MediaStatus: &status}
+		m.Content.V = map[string]any{"id": "1", "mime_type": "image/jpeg"}
+		if err := f.DB.Create(&m).Error; err != nil {
+			t.Fatal(err)
+		}
+		f.DB.Exec("UPDATE messages SET created_at = now() - ?::interval WHERE id = ?", age.String(), m.ID)
+		return m
+	}
+	lost := store(11*time.Minute, models.MediaPending)
+	store(time.Minute, models.MediaPending)        // its task may still come
+	store(11*time.Minute, models.MediaStored)      // done
+	store(11*time.Minute, models.MediaUnavailable) // given up
+	store(49*time.Hour, models.MediaPending)       // too old for the provider to still have it
+	n, err := svc.SweepMedia(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("swept %d (%v), want 1", n, err)
+	}
+	tasks := q.Tasks(t)
+	if len(tasks) != 1 || tasks[0].Type != jobs.TypeMediaFetch || !strings.Contains(string(tasks[0].Payload), lost.ID.String()) {
+		t.Fatalf("tasks %+v, want the lost fetch", tasks)
+	}
+	if n, err := svc.SweepMedia(ctx); err != nil || n != 0 {
+		t.Errorf("second sweep enqueued %d (%v), want 0 while the task exists", n, err)
 	}
 }
