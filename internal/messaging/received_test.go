@@ -297,3 +297,53 @@ func TestSweepMedia(t *testing.T) {
 		t.Errorf("second sweep enqueued %d (%v), want 0 while the task exists", n, err)
 	}
 }
+
+// A sticker (WebP) is kept like an image, under its own limit.
+func TestReceivedSticker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	svc, _, store := newStoringService(t, f, p)
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID)
+	c := f.Contact(org.ID, &acc.ID)
+	cr := platform.Creds{AccessToken: testfactory.Token, PhoneNumberID: acc.PhoneNumberID}
+	receive := func(data []byte) models.Message {
+		mediaID, err := p.Client.UploadMedia(ctx, cr, "s.webp", "image/webp", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in platform.IncomingMessage
+		raw := fmt.Sprintf(`{"from":"15550001111","id":"wamid.%s","timestamp":"1700000000","type":"sticker","sticker":{"id":%q,"mime_type":"image/webp","animated":false}}`,
+			uuid.NewString(), mediaID)
+		if err := json.Unmarshal([]byte(raw), &in); err != nil {
+			t.Fatal(err)
+		}
+		var res inbound.MessageResult
+		if err := f.DB.Transaction(func(tx *gorm.DB) error {
+			res, err = svc.ConsumeMessage(ctx, tx, &inbound.Incoming{Account: &accounts.Account{PlatformAccount: acc}, Contact: &c, Message: in})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.FetchMedia(ctx, org.ID, res.Stored, false); err != nil && !errors.Is(err, asynq.SkipRetry) {
+			t.Fatal(err)
+		}
+		return reload(t, f.DB, res.Stored)
+	}
+	webp := func(n int) []byte {
+		return append([]byte("RIFF\x00\x00\x00\x00WEBPVP8 "), make([]byte, n-16)...)
+	}
+	small := receive(webp(2000))
+	if small.MediaStatus == nil || *small.MediaStatus != models.MediaStored || small.MediaMimeType != "image/webp" {
+		t.Errorf("sticker media %v %s, want stored image/webp", small.MediaStatus, small.MediaMimeType)
+	}
+	if ok, _ := store.Exists(ctx, small.MediaKey); !ok {
+		t.Errorf("no file at %s", small.MediaKey)
+	}
+	big := receive(webp(500<<10 + 1))
+	if big.MediaStatus == nil || *big.MediaStatus != models.MediaUnavailable {
+		t.Errorf("a sticker over 500 KB: media %v, want unavailable", big.MediaStatus)
+	}
+}
