@@ -53,7 +53,12 @@ func (c *Client) DownloadMedia(ctx context.Context, cr Creds, mediaURL string, w
 		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+cr.AccessToken)
-	res, err := c.http.Do(req)
+	// The client's overall timeout (30 s) is for JSON calls; a 100 MB
+	// document may take longer, so the download is bounded by ctx (the
+	// media:fetch job's timeout) instead.
+	hc := *c.http
+	hc.Timeout = 0
+	res, err := hc.Do(req)
 	if err != nil {
 		return 0, networkError(err)
 	}
