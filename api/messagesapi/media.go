@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"wharf/api/web"
 	"wharf/internal/apperr"
@@ -104,9 +105,9 @@ func (h *Handlers) upload(c *gin.Context) {
 	}
 	defer f.Close()
 	p := web.Principal(c)
-	var by = &p.UserID
-	if p.UserID == [16]byte{} {
-		by = nil
+	var by *uuid.UUID
+	if p.UserID != uuid.Nil {
+		by = &p.UserID
 	}
 	u, err := h.messaging.Upload(c.Request.Context(), p.OrgID, messaging.UploadInput{Kind: c.PostForm("type"),
 		Filename: fh.Filename, MimeType: fh.Header.Get("Content-Type"), File: f, Size: fh.Size, By: by})
