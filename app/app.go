@@ -219,7 +219,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		OptOuts: d.Contacts, Log: log})
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
-		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Log: log})
+		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// The messaging integration's base and its bulk messages come before
 	// the campaigns: a bulk message is a campaign underneath and observes it

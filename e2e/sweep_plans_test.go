@@ -75,6 +75,9 @@ func TestSweepsUseTheirIndexes(t *testing.T) {
 	if _, _, err := srv.Messaging.SweepUnconfirmed(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := srv.Messaging.SweepMedia(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := srv.Webhooks.SweepUndispatched(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +89,7 @@ func TestSweepsUseTheirIndexes(t *testing.T) {
 	want := []struct{ table, index string }{
 		{"messages", "messages_queued"},                // queued sends whose task was lost
 		{"messages", "messages_unconfirmed"},           // started sends without an outcome
+		{"messages", "messages_media_pending"},         // received media whose fetch was lost
 		{"events", "events_undispatched"},              // events whose dispatch was lost
 		{"events", "events_dispatched"},                // dispatched events older than a week
 		{"inbound_events", "inbound_events_pending"},   // unprocessed events

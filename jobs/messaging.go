@@ -152,3 +152,38 @@ func (p WebhookDeliver) Options() []asynq.Option {
 	return []asynq.Option{asynq.Queue(QueueDefault), asynq.MaxRetry(1), asynq.Timeout(time.Minute),
 		asynq.TaskID(fmt.Sprintf("webhook-deliver:%s:%s:%d", p.EventID, p.WebhookID, p.Attempt)), asynq.Retention(time.Hour)}
 }
+
+// TypeMediaFetch fetches a received message's media from the provider.
+const TypeMediaFetch = "media:fetch"
+
+// MediaFetch copies the media of one received message from the provider
+// into our storage. One task per message (TaskID); the handler does nothing
+// for a message whose media is no longer pending.
+type MediaFetch struct {
+	OrganizationID uuid.UUID `json:"organization_id"`
+	MessageID      uuid.UUID `json:"message_id"`
+}
+
+// TaskType implements Payload.
+func (MediaFetch) TaskType() string { return TypeMediaFetch }
+
+// Options: five retries with asynq's growing backoff (seconds, then
+// minutes); after the last the message's media is marked unavailable.
+func (p MediaFetch) Options() []asynq.Option {
+	return []asynq.Option{asynq.Queue(QueueDefault), asynq.MaxRetry(5), asynq.Timeout(5 * time.Minute),
+		asynq.TaskID("media-fetch:" + p.MessageID.String()), asynq.Retention(time.Hour)}
+}
+
+// TypeMediaSweep re-enqueues lost media fetches.
+const TypeMediaSweep = "media:sweep"
+
+// MediaSweep re-enqueues the fetches of received media still pending after
+// ten minutes whose task was lost (a crash between the commit and the
+// enqueue, Redis restarted without persistence).
+type MediaSweep sweep
+
+// TaskType implements Payload.
+func (MediaSweep) TaskType() string { return TypeMediaSweep }
+
+// Options implements optioner.
+func (p MediaSweep) Options() []asynq.Option { return sweepOptions("media-sweep", p.Tick) }

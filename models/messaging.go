@@ -198,6 +198,36 @@ type Message struct {
 	FailedAt      *time.Time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+
+	// Media kept in our storage (received media fetched from the provider,
+	// uploaded media sent): MediaStatus is nil for messages without media.
+	MediaStatus   *string
+	MediaKey      string
+	MediaMimeType string
+	MediaSize     int64
+	MediaFilename string
+	MediaError    string
+}
+
+// Media statuses of a message.
+const (
+	MediaPending     = "pending"
+	MediaStored      = "stored"
+	MediaUnavailable = "unavailable"
+)
+
+// MediaUpload is a file uploaded for sending (POST /api/media).
+type MediaUpload struct {
+	ID             uuid.UUID  `gorm:"type:uuid;primaryKey"`
+	OrganizationID uuid.UUID  `gorm:"type:uuid"`
+	UploadedBy     *uuid.UUID `gorm:"type:uuid"`
+	Kind           string
+	MimeType       string
+	Filename       string
+	Size           int64
+	SHA256         string `gorm:"column:sha256"`
+	StorageKey     string
+	CreatedAt      time.Time
 }
 
 // InboundEvent is a verified provider webhook waiting to be applied.
@@ -258,4 +288,14 @@ type WebhookDelivery struct {
 	// Redelivery: a person asked for this attempt (POST .../redeliver).
 	Redelivery bool
 	CreatedAt  time.Time
+}
+
+// ContactNote is a private note of the organization's users on a contact.
+type ContactNote struct {
+	ID             uuid.UUID  `gorm:"type:uuid;primaryKey"`
+	OrganizationID uuid.UUID  `gorm:"type:uuid"`
+	ContactID      uuid.UUID  `gorm:"type:uuid"`
+	AuthorID       *uuid.UUID `gorm:"type:uuid"`
+	Body           string
+	CreatedAt      time.Time
 }

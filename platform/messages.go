@@ -25,6 +25,7 @@ type Message struct {
 	Video       *Media       `json:"video,omitempty"`
 	Audio       *Media       `json:"audio,omitempty"`
 	Document    *Media       `json:"document,omitempty"`
+	Sticker     *Media       `json:"sticker,omitempty"`
 	Template    *Template    `json:"template,omitempty"`
 	Interactive *Interactive `json:"interactive,omitempty"`
 	Context     *Context     `json:"context,omitempty"`

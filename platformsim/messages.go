@@ -132,6 +132,7 @@ type sendRequest struct {
 	Video            *mediaObject    `json:"video"`
 	Audio            *mediaObject    `json:"audio"`
 	Document         *mediaObject    `json:"document"`
+	Sticker          *mediaObject    `json:"sticker"`
 	Template         *templateObject `json:"template"`
 	Interactive      *interactive    `json:"interactive"`
 	Reaction         *struct {
@@ -319,7 +320,7 @@ func (s *Simulator) markReadLocked(ph *phone, req *sendRequest) *apiError {
 	return errInvalid("message_id %s is not a message of this phone number", req.MessageID)
 }
 
-var sendTypes = []string{"text", "image", "video", "audio", "document", "template", "interactive", "reaction", "location"}
+var sendTypes = []string{"text", "image", "video", "audio", "document", "sticker", "template", "interactive", "reaction", "location"}
 
 // validateSendLocked checks a send like the provider does synchronously and
 // returns the pricing category of the message.
@@ -343,8 +344,9 @@ func (s *Simulator) validateSendLocked(ph *phone, req *sendRequest) (string, *ap
 		if n := utf8.RuneCountInString(req.Text.Body); n > 4096 {
 			return "", errParamValue("text['body'] is %d characters, the maximum is 4096", n)
 		}
-	case "image", "video", "audio", "document":
-		obj := map[string]*mediaObject{"image": req.Image, "video": req.Video, "audio": req.Audio, "document": req.Document}[req.Type]
+	case "image", "video", "audio", "document", "sticker":
+		obj := map[string]*mediaObject{"image": req.Image, "video": req.Video, "audio": req.Audio, "document": req.Document,
+			"sticker": req.Sticker}[req.Type]
 		if aerr := s.checkMediaLocked(ph, req.Type, obj); aerr != nil {
 			return "", aerr
 		}

@@ -66,6 +66,9 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "unconfirmed sends sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
 			return jobs.MessageSweep{Tick: t.Truncate(time.Minute)}
 		}},
+		{Name: "media fetch sweep", Spec: "@every 5m", Job: func(t time.Time) jobs.Payload {
+			return jobs.MediaSweep{Tick: t.Truncate(5 * time.Minute)}
+		}},
 		{Name: "unsubmitted templates sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
 			return jobs.WharfSweep{Tick: t.Truncate(time.Minute)}
 		}},

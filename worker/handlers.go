@@ -84,6 +84,16 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(jobs.TypeMessageSend, handle(func(ctx context.Context, p jobs.MessageSend) error {
 		return h.Messaging.SendQueued(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
 	}))
+	mux.HandleFunc(jobs.TypeMediaFetch, handle(func(ctx context.Context, p jobs.MediaFetch) error {
+		return h.Messaging.FetchMedia(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
+	}))
+	mux.HandleFunc(jobs.TypeMediaSweep, handle(func(ctx context.Context, _ jobs.MediaSweep) error {
+		n, err := h.Messaging.SweepMedia(ctx)
+		if n > 0 {
+			h.Log.Warn("re-enqueued media fetches whose task was lost", "messages", n)
+		}
+		return err
+	}))
 	mux.HandleFunc(jobs.TypeMessageSweep, handle(func(ctx context.Context, _ jobs.MessageSweep) error {
 		requeued, failed, err := h.Messaging.SweepUnconfirmed(ctx)
 		if requeued+failed > 0 {

@@ -29,6 +29,13 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "The contact's active chatbot session", Response: sessionDataResp{}},
 		{Method: "PUT", Path: "/api/contacts/:id/tags", Access: web.Perm("contacts:update"), Handler: h.setTags,
 			Summary: "Replace a contact's tags (unknown tags are created)", Request: setTagsRequest{}, Response: contactResp{}},
+		{Method: "GET", Path: "/api/contacts/:id/notes", Access: web.Perm("contacts:read"), Handler: h.listNotes,
+			Summary: "A contact's private notes, newest first (the organization's users only; never sent)", Query: notesQuery{},
+			Response: web.Page[noteResp]{}},
+		{Method: "POST", Path: "/api/contacts/:id/notes", Access: web.Perm("contacts:read"), Handler: h.addNote,
+			Summary: "Write a private note on a contact", Request: noteRequest{}, Response: noteResp{}, Status: http.StatusCreated},
+		{Method: "DELETE", Path: "/api/contacts/:id/notes/:note_id", Access: web.Perm("contacts:read"), Handler: h.deleteNote,
+			Summary: "Delete one of one's own notes", Response: web.MessageResp{}},
 
 		// Tags
 		{Method: "GET", Path: "/api/tags", Access: web.Perm("contacts:read"), Handler: h.listTags,

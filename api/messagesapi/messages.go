@@ -71,8 +71,10 @@ func (h *Handlers) send(c *gin.Context) {
 		in := req.Interactive
 		sent, err = h.messaging.SendInteractive(ctx, org, actor(c), id, messaging.Interactive{Type: in.Type, Body: in.Body,
 			Buttons: in.Buttons, ButtonText: in.ButtonText, URL: in.URL})
+	case "image", "video", "audio", "document", "sticker":
+		sent, err = h.sendUploaded(c, id, req)
 	default:
-		err = apperr.Invalidf("type must be text or interactive (media: POST /api/messages/media; templates: POST /api/messages/template)")
+		err = apperr.Invalidf("type must be text, interactive, image, video, audio, document or sticker (media by link: POST /api/messages/media; templates: POST /api/messages/template)")
 	}
 	if err != nil {
 		web.Fail(c, err)
@@ -161,4 +163,18 @@ func (h *Handlers) markRead(c *gin.Context) {
 		return
 	}
 	web.OK(c, nil)
+}
+
+// sendUploaded sends a file uploaded with POST /api/media; the request's
+// type must be the upload's.
+func (h *Handlers) sendUploaded(c *gin.Context, contactID uuid.UUID, req sendRequest) (*messaging.Sent, error) {
+	if req.Media == nil || req.Media.ID == "" {
+		return nil, apperr.Invalidf("media.id is required for type %s (upload the file with POST /api/media)", req.Type)
+	}
+	mediaID, err := uuid.Parse(req.Media.ID)
+	if err != nil {
+		return nil, apperr.Invalidf("media.id must be a UUID")
+	}
+	return h.messaging.SendUploaded(c.Request.Context(), web.Principal(c).OrgID, actor(c), messaging.UploadedInput{
+		ContactID: contactID, MediaID: mediaID, Kind: req.Type, Caption: req.Media.Caption, Filename: req.Media.Filename})
 }

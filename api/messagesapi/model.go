@@ -1,6 +1,7 @@
 package messagesapi
 
 import (
+	"mime/multipart"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,18 @@ type messageResp struct {
 	DeliveredAt       *time.Time     `json:"delivered_at"`
 	ReadAt            *time.Time     `json:"read_at"`
 	CreatedAt         time.Time      `json:"created_at"`
+	// Media is the message's stored media; absent for messages without.
+	Media *mediaResp `json:"media,omitempty"`
+}
+
+// mediaResp tells whether a message's media can be read, and where.
+type mediaResp struct {
+	Status   string `json:"status" enum:"pending,stored,unavailable" description:"pending: being fetched from the provider; stored: served at url; unavailable: the fetch gave up (too large, wrong type, the provider failing)"`
+	URL      string `json:"url,omitempty" description:"Path of GET /api/messages/{id}/media, when stored."`
+	MimeType string `json:"mime_type,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	Error    string `json:"error,omitempty" description:"Why the media is unavailable."`
 }
 
 func toMessageResp(m models.Message) messageResp {
@@ -48,6 +61,12 @@ func toMessageResp(m models.Message) messageResp {
 	if r.Content == nil {
 		r.Content = map[string]any{}
 	}
+	if m.MediaStatus != nil {
+		r.Media = &mediaResp{Status: *m.MediaStatus, Error: m.MediaError}
+		if *m.MediaStatus == models.MediaStored {
+			r.Media.URL, r.Media.MimeType, r.Media.Size, r.Media.Filename = mediaPath(m.ID), m.MediaMimeType, m.MediaSize, m.MediaFilename
+		}
+	}
 	if m.Status == models.StatusFailed {
 		r.Error = &messageError{Code: m.ErrorCode, Title: m.ErrorTitle, Detail: m.ErrorDetail}
 	}
@@ -55,9 +74,33 @@ func toMessageResp(m models.Message) messageResp {
 }
 
 type sendRequest struct {
-	Type        string              `json:"type"` // text or interactive
+	Type        string              `json:"type"` // text, interactive, or image, video, audio, document, sticker (media)
 	Text        string              `json:"text"`
 	Interactive *interactiveRequest `json:"interactive"`
+	Media       *sendMediaRequest   `json:"media"`
+}
+
+// sendMediaRequest names a file uploaded with POST /api/media.
+type sendMediaRequest struct {
+	ID       string `json:"id" description:"The id POST /api/media answered."`
+	Caption  string `json:"caption" description:"Not for audio and stickers; at most 1024 characters."`
+	Filename string `json:"filename" description:"Documents: the name the customer sees (default: the uploaded file's)."`
+}
+
+// uploadForm is the multipart body of POST /api/media.
+type uploadForm struct {
+	File *multipart.FileHeader `formData:"file" description:"The file. Its part's Content-Type is the declared type (else the sniffed one); the content must sniff as that type."`
+	Type string                `formData:"type" description:"image, video, audio, document or sticker; default from the file's type."`
+}
+
+type uploadResp struct {
+	ID        uuid.UUID `json:"id"`
+	Type      string    `json:"type"`
+	MimeType  string    `json:"mime_type"`
+	Filename  string    `json:"filename"`
+	Size      int64     `json:"size"`
+	SHA256    string    `json:"sha256"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 type interactiveRequest struct {

@@ -202,12 +202,16 @@ func addSuccess(oc openapi.OperationContext, status int, response any, produces,
 	switch produces {
 	case "":
 		oc.AddRespStructure(envelope(response), opts...)
-	case "text/event-stream", "text/html":
+	case "text/event-stream", "text/html", "*/*":
 		// No schema: OpenAPI 3.1 cannot describe the events of a stream
-		// (3.2's itemSchema can), and a page is for browsers. The
-		// description names the type of each event's data.
-		if produces == "text/event-stream" {
+		// (3.2's itemSchema can), a page is for browsers, and a stored file
+		// (*/*) is served with its own media type. The description names
+		// the type of each event's data.
+		switch produces {
+		case "text/event-stream":
 			desc = "Server-sent events; the data of each event is a JSON " + defName(reflect.TypeOf(response)) + "."
+		case "*/*":
+			desc = "The file's bytes, with its own Content-Type."
 		}
 		opts = append(opts, openapi.WithContentType(produces), func(cu *openapi.ContentUnit) { cu.Description = desc },
 			openapi.WithCustomize(func(cor openapi.ContentOrReference) {

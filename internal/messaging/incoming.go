@@ -33,6 +33,9 @@ func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.I
 	}
 	return inbound.MessageResult{Stored: m.ID, Answered: answered,
 		AfterCommit: func(ctx context.Context) {
+			if m.MediaStatus != nil {
+				s.enqueueFetch(ctx, org, m.ID)
+			}
 			s.live.Publish(ctx, org, ev)
 			s.webhooks.Publish(ctx, org, eventID)
 			if after != nil {
@@ -52,13 +55,17 @@ func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Cont
 	m := models.Message{ID: uuid.New(), OrganizationID: c.OrganizationID, ContactID: c.ID, AccountID: &accountID,
 		PlatformMessageID: &in.ID, Direction: models.DirectionIncoming, Type: typ, Status: models.StatusDelivered, OccurredAt: at}
 	m.Content.V = content
+	if hasMedia(typ, content) {
+		pending := models.MediaPending
+		m.MediaStatus = &pending
+	}
 	// created_at is the wall clock of the insert, not of the transaction's
 	// start: a contact's events are applied one after another, so it records
 	// the order of application, the tiebreaker within one second.
 	res := tx.WithContext(ctx).Exec(`INSERT INTO messages (id, organization_id, contact_id, account_id, platform_message_id,
-		direction, type, content, status, occurred_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp())
+		direction, type, content, status, occurred_at, media_status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp())
 		ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING`,
-		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at)
+		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at, m.MediaStatus)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return nil, uuid.Nil, res.Error
 	}

@@ -12,7 +12,9 @@
 // account's messaging tier and classifies the provider's answer; this
 // package maps the outcome to its reply and stores it.
 //
-// Files: send.go (synchronous sends and what every send records), media.go,
+// Files: send.go (synchronous sends and what every send records), media.go
+// (media by link), received.go (received media kept in our store), uploads.go
+// (files uploaded for sending),
 // queued.go (template sends queued for the worker), sweep.go (queued sends
 // whose task was lost, sends whose outcome stayed unknown), read.go,
 // incoming.go and statuses.go (the inbound consumer).
@@ -37,6 +39,7 @@ import (
 	"wharf/internal/paging"
 	"wharf/internal/safehttp"
 	"wharf/internal/statuses"
+	"wharf/internal/storage"
 	"wharf/internal/templates"
 	"wharf/internal/tenant"
 	"wharf/internal/webhooks"
@@ -64,6 +67,7 @@ type Service struct {
 	statuses  *statuses.Applier
 	live      live.Publisher
 	holders   Holders
+	store     storage.Store
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -91,7 +95,10 @@ type Deps struct {
 	// receives its messages' events without contacts:read.
 	Live    live.Publisher
 	Holders Holders
-	Log     *slog.Logger
+	// Store keeps media: received media fetched from the provider and
+	// files uploaded for sending (nil: neither is kept).
+	Store storage.Store
+	Log   *slog.Logger
 }
 
 // Holders answers the agents holding the contacts' active transfers
@@ -111,7 +118,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{sender: d.Sender, db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
 		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),
-		statuses: statuses.NewApplier(messageStatuses), live: live.Or(d.Live), holders: d.Holders, log: d.Log,
+		statuses: statuses.NewApplier(messageStatuses), live: live.Or(d.Live), holders: d.Holders, store: d.Store, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 

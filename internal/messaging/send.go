@@ -30,6 +30,9 @@ type prepared struct {
 	typ     string
 	content map[string]any
 	build   func(to string) platform.Message
+	// media, when set, carries the stored media the message keeps (its
+	// Media* fields; the rest is ignored).
+	media *models.Message
 }
 
 // sendNow sends a free-form message and answers once the provider accepted
@@ -79,6 +82,9 @@ func (s *Service) sendFrom(ctx context.Context, orgID uuid.UUID, actor Actor, c 
 		Type: ob.typ, Status: models.StatusPending, SentBy: sentBy, APIKeyID: actor.APIKeyID, SendStartedAt: &now,
 		OccurredAt: now}
 	m.Content.V = ob.content
+	if md := ob.media; md != nil {
+		m.MediaStatus, m.MediaKey, m.MediaMimeType, m.MediaSize, m.MediaFilename = md.MediaStatus, md.MediaKey, md.MediaMimeType, md.MediaSize, md.MediaFilename
+	}
 	if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
 	"wharf/internal/safehttp"
+	"wharf/internal/storage"
 	"wharf/internal/templates"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
@@ -27,13 +28,25 @@ func ptr[T any](v T) *T { return &v }
 // and a queue of the test's own.
 func newService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider) (*messaging.Service, *testenv.Queue) {
 	t.Helper()
+	svc, q, _ := newStoringService(t, f, p)
+	return svc, q
+}
+
+// newStoringService is newService with its file store (a directory of the
+// test's own).
+func newStoringService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider) (*messaging.Service, *testenv.Queue, storage.Store) {
+	t.Helper()
+	store, err := storage.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := testenv.NewQueue(t)
 	policy := safehttp.Policy{AllowPrivate: true}
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
 	accts := accounts.NewService(f.DB, f.Box, p.Client, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
 	return messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh, nil),
 		Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()), Webhooks: wh, Provider: p.Client,
-		Enqueuer: q.Enqueuer, Policy: policy, Log: testenv.Quiet()}), q
+		Enqueuer: q.Enqueuer, Policy: policy, Store: store, Log: testenv.Quiet()}), q, store
 }
 
 // listen subscribes the organization to events with an active webhook.
