@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"wharf/internal/apptest"
+	"wharf/platformsim"
 )
 
 // TestConsoleContacts drives the contact pages: a tag made on the Tags page;
@@ -94,6 +95,28 @@ func TestConsoleContacts(t *testing.T) {
 		}
 	})
 
+	t.Run("a private note added, never sent", func(t *testing.T) {
+		p.in(t)
+		p.open("/console/contacts/" + id)
+		p.seeRole("heading", "Private notes")
+		before := len(f.Sim.Messages(platformsim.MessageFilter{}))
+		p.fill("New note", "Prefers calls in the morning")
+		p.click("button", "Add note")
+		p.see("Prefers calls in the morning")
+		p.see("Administrator ·")
+		var notes struct {
+			Items []struct{ Body string } `json:"items"`
+		}
+		f.Do("GET", "/api/contacts/"+id+"/notes", nil, admin).Expect(t, 200).Into(t, &notes)
+		if len(notes.Items) != 1 || notes.Items[0].Body != "Prefers calls in the morning" {
+			t.Fatalf("notes %+v", notes.Items)
+		}
+		if n := len(f.Sim.Messages(platformsim.MessageFilter{})); n != before {
+			t.Fatalf("a note reached the provider (%d messages)", n-before)
+		}
+		p.axe("notes")
+	})
+
 	t.Run("metadata by the display rules", func(t *testing.T) {
 		p.in(t)
 		p.open("/console/contacts/" + other.ID)
@@ -129,6 +152,10 @@ func TestConsoleContacts(t *testing.T) {
 		a.open("/console/contacts/" + id)
 		a.seeRole("heading", "Cleo Client")
 		a.see("vip")
+		a.see("Prefers calls in the morning")
+		if eval[bool](a, `!!document.querySelector('button[aria-label^="Delete the note"]')`) {
+			t.Fatal("a reader is offered to delete someone else's note")
+		}
 		for _, c := range []string{"Opt out of marketing", "Save tags", "Delete contact", "Save name"} {
 			if a.has("button", c) {
 				t.Fatalf("a reader is shown %q", c)
