@@ -58,6 +58,7 @@ func TestConsoleTemplates(t *testing.T) {
 		p.in(t)
 		p.click("link", "New template")
 		p.seeRole("heading", "New template")
+		p.waitUntil("the account chosen", "labelled('Account').value !== ''")
 		p.fill("Name", "parcel_update")
 		p.choose("Category", "Utility")
 		p.toggle("Header text")
@@ -102,6 +103,9 @@ func TestConsoleTemplates(t *testing.T) {
 	t.Run("the API's refusal shows next to the form", func(t *testing.T) {
 		p.in(t)
 		p.open("/console/templates/new")
+		// The only account is chosen once the accounts have loaded; a
+		// submit before that is stopped by the browser (required).
+		p.waitUntil("the account chosen", "!!labelled('Account') && labelled('Account').value !== ''")
 		p.fill("Name", "order_update")
 		p.fill("Body", "Hello again")
 		p.click("button", "Submit for review")
@@ -115,6 +119,9 @@ func TestConsoleTemplates(t *testing.T) {
 	t.Run("a rejected template shows why; the status filter is in the URL", func(t *testing.T) {
 		p.in(t)
 		p.open("/console/templates/new")
+		// The only account is chosen once the accounts have loaded; a
+		// submit before that is stopped by the browser (required).
+		p.waitUntil("the account chosen", "!!labelled('Account') && labelled('Account').value !== ''")
 		p.fill("Name", "promo_reject_me")
 		p.choose("Category", "Marketing")
 		p.fill("Body", "Big sale today")
