@@ -300,10 +300,10 @@ func TestCountersFollowStatusesExactly(t *testing.T) {
 	want := campaignOut{SentCount: 6, DeliveredCount: 4, ReadCount: 2, FailedCount: 1}
 	// Exactness is the claim, not speed: a loaded CI machine (a PostgreSQL
 	// restart test beside it) once needed more than 10 s.
-	apptest.Eventually(t, 30*time.Second, "counters", func() bool {
+	apptest.Await(t, 30*time.Second, "counters", func() (bool, string) {
 		got = f.get(c.ID)
 		return got.SentCount == want.SentCount && got.DeliveredCount == want.DeliveredCount && got.ReadCount == want.ReadCount &&
-			got.FailedCount == want.FailedCount
+			got.FailedCount == want.FailedCount, got.String()
 	})
 	time.Sleep(500 * time.Millisecond)
 	if got = f.get(c.ID); got.DeliveredCount != 4 || got.ReadCount != 2 || got.FailedCount != 1 {

@@ -20,9 +20,16 @@ import (
 const statusBatch = 200
 
 // ProcessStatuses is the inbound:statuses job: it claims pending status
-// events of the account in batches (SKIP LOCKED, so parallel tasks share
-// the work instead of waiting) and applies them with a few set-based
-// statements per batch, until none is left.
+// events of the account in batches, in the order they arrived, and applies
+// them with a few set-based statements per batch, until none is left.
+//
+// One account's batches apply one after the other (FOR UPDATE without SKIP
+// LOCKED: a second task waits for the first's batch to commit, then claims
+// the events after it). The rules are stateful — a failure after a delivery
+// does not count, nothing leaves failed — so a later batch committing first
+// would count a message's failure that came after its delivery (two tasks
+// did, under load: TestCountersFollowStatusesExactly). Different accounts
+// still apply in parallel.
 func (s *Service) ProcessStatuses(ctx context.Context, orgID, accountID uuid.UUID) error {
 	for {
 		n, err := s.statusBatchRetried(ctx, orgID, accountID)
@@ -72,7 +79,7 @@ func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (
 	var after []func(context.Context)
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND kind = ? AND processed_at IS NULL
-			ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`, accountID, EventStatuses, statusBatch).Scan(&events).Error; err != nil {
+			ORDER BY id LIMIT ? FOR UPDATE`, accountID, EventStatuses, statusBatch).Scan(&events).Error; err != nil {
 			return err
 		}
 		if len(events) == 0 {
