@@ -69,3 +69,23 @@ export function useSearchInput<T extends QueryValues & { search: string }>(q: {
   })
   return text
 }
+
+/**
+ * Keeps a list's answers in order: a filter changed while the previous load
+ * is still on its way must not be overwritten by that older answer.
+ *
+ *   const latest = useLatest()
+ *   async function load() {
+ *     const current = latest()
+ *     const out = await call(...)
+ *     if (!current()) return // a newer load was started meanwhile
+ *     rows.value = out.items
+ *   }
+ */
+export function useLatest(): () => () => boolean {
+  let n = 0
+  return () => {
+    const mine = ++n
+    return () => mine === n
+  }
+}
