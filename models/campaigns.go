@@ -50,9 +50,14 @@ type Campaign struct {
 	Name            string
 	Status          CampaignStatus
 	VariableMapping JSON[map[string]string] `gorm:"type:jsonb"`
-	ScheduledAt     *time.Time
-	StartedAt       *time.Time
-	PausedAt        *time.Time
+	// Audience: the recipients come from the organization's contacts
+	// (nil: they are uploaded), resolved once when the campaign starts, at
+	// AudienceResolvedAt.
+	Audience           JSON[*CampaignAudience] `gorm:"type:jsonb"`
+	AudienceResolvedAt *time.Time
+	ScheduledAt        *time.Time
+	StartedAt          *time.Time
+	PausedAt           *time.Time
 	// PauseReason says why the system paused the campaign ("" when an
 	// admin paused it).
 	PauseReason     string

@@ -51,12 +51,12 @@ func (h *Handlers) create(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	in, err := req.input()
+	p := web.Principal(c)
+	in, err := req.input(p)
 	if err != nil {
 		web.Fail(c, err)
 		return
 	}
-	p := web.Principal(c)
 	cp, err := h.campaigns.Create(c.Request.Context(), p.OrgID, p.UserID, in)
 	if err != nil {
 		web.Fail(c, err)
@@ -74,12 +74,13 @@ func (h *Handlers) update(c *gin.Context) {
 	if !web.BindJSON(c, &req) {
 		return
 	}
-	in, err := req.input()
+	p := web.Principal(c)
+	in, err := req.input(p)
 	if err != nil {
 		web.Fail(c, err)
 		return
 	}
-	cp, err := h.campaigns.Update(c.Request.Context(), web.Principal(c).OrgID, id, in)
+	cp, err := h.campaigns.Update(c.Request.Context(), p.OrgID, id, in)
 	if err != nil {
 		web.Fail(c, err)
 		return

@@ -1,7 +1,9 @@
 package campaignsapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -9,6 +11,7 @@ import (
 	"wharf/api/web"
 	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
+	"wharf/internal/identity"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 )
@@ -38,14 +41,20 @@ type campaignResp struct {
 	PendingCount    int               `json:"pending_count"`
 	SendingCount    int               `json:"sending_count"`
 	VariableMapping map[string]string `json:"variable_mapping"`
-	ScheduledAt     *time.Time        `json:"scheduled_at"`
-	StartedAt       *time.Time        `json:"started_at"`
-	PausedAt        *time.Time        `json:"paused_at"`
-	PauseReason     string            `json:"pause_reason"`
-	CompletedAt     *time.Time        `json:"completed_at"`
-	CancelledAt     *time.Time        `json:"cancelled_at"`
-	CreatedAt       time.Time         `json:"created_at"`
-	UpdatedAt       time.Time         `json:"updated_at"`
+	// Audience: where the recipients come from when not uploaded (null:
+	// uploaded).
+	Audience *models.CampaignAudience `json:"audience"`
+	// AudienceResolvedAt: when the audience became the recipients (the
+	// start); null before.
+	AudienceResolvedAt *time.Time `json:"audience_resolved_at"`
+	ScheduledAt        *time.Time `json:"scheduled_at"`
+	StartedAt          *time.Time `json:"started_at"`
+	PausedAt           *time.Time `json:"paused_at"`
+	PauseReason        string     `json:"pause_reason"`
+	CompletedAt        *time.Time `json:"completed_at"`
+	CancelledAt        *time.Time `json:"cancelled_at"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
 }
 
 func toCampaignResp(c *models.Campaign) campaignResp {
@@ -56,7 +65,7 @@ func toCampaignResp(c *models.Campaign) campaignResp {
 	return campaignResp{ID: c.ID, Name: c.Name, AccountID: c.AccountID, TemplateID: c.TemplateID, TemplateName: c.TemplateName,
 		Status: string(c.Status), TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
 		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, SkippedCount: c.SkippedCount, PendingCount: c.PendingCount,
-		SendingCount: c.SendingCount, VariableMapping: m,
+		SendingCount: c.SendingCount, VariableMapping: m, Audience: c.Audience.V, AudienceResolvedAt: web.UTCPtr(c.AudienceResolvedAt),
 		ScheduledAt: web.UTCPtr(c.ScheduledAt), StartedAt: web.UTCPtr(c.StartedAt), PausedAt: web.UTCPtr(c.PausedAt), PauseReason: c.PauseReason,
 		CompletedAt: web.UTCPtr(c.CompletedAt), CancelledAt: web.UTCPtr(c.CancelledAt), CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt)}
 }
@@ -69,9 +78,13 @@ type campaignRequest struct {
 	TemplateID      *string            `json:"template_id"`
 	VariableMapping *map[string]string `json:"variable_mapping"`
 	ScheduledAt     json.RawMessage    `json:"scheduled_at" format:"date-time" description:"RFC 3339 timestamp; null unschedules, absent leaves it unchanged."`
+	// Audience: the recipients come from the organization's contacts.
+	Audience json.RawMessage `json:"audience" rawtype:"object" description:"Take the recipients from the organization's contacts, resolved when the campaign starts (needs contacts:read too); null goes back to uploaded recipients, absent leaves it unchanged. Map placeholders to name, phone_number or a metadata field in variable_mapping, or give fixed values here."`
 }
 
-func (r campaignRequest) input() (campaigns.Input, error) {
+// input reads the request; p is the caller, who needs contacts:read to
+// give an audience (it selects and counts the organization's contacts).
+func (r campaignRequest) input(p *identity.Principal) (campaigns.Input, error) {
 	in := campaigns.Input{Name: r.Name, VariableMapping: r.VariableMapping}
 	var err error
 	if in.AccountID, err = web.OptionalUUID("account_id", r.AccountID); err != nil {
@@ -95,6 +108,22 @@ func (r campaignRequest) input() (campaigns.Input, error) {
 			at = &t
 		}
 		in.ScheduledAt = &at
+	}
+	if len(r.Audience) > 0 {
+		var a *models.CampaignAudience
+		if string(r.Audience) != "null" {
+			if !p.Can("contacts:read") {
+				return in, apperr.Forbiddenf("an audience from contacts needs the contacts:read permission too")
+			}
+			// Strict: a misspelt filter ignored would select every contact.
+			dec := json.NewDecoder(bytes.NewReader(r.Audience))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&a); err != nil {
+				return in, apperr.Invalidf("audience must be null or an object with only tags_any, tags_all, tags_none, account_id, metadata, active_within_days, inactive_for_days, segment_id and values: %s",
+					strings.TrimPrefix(err.Error(), "json: "))
+			}
+		}
+		in.Audience = &a
 	}
 	return in, nil
 }

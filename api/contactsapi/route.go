@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"wharf/api/web"
+	"wharf/models"
 )
 
 // Routes lists the contacts and tags routes. It reads no field of h, so a
@@ -38,6 +39,22 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "Delete one of one's own notes", Response: web.MessageResp{}},
 
 		// Tags
+		{Method: "POST", Path: "/api/contacts/audience/count", Access: web.Perm("contacts:read"), Handler: h.countAudience,
+			Summary: "Count the contacts an audience selects now (a campaign's audience or a segment's filter), creating nothing",
+			Request: models.Audience{}, Response: countResp{}},
+		{Method: "GET", Path: "/api/segments", Access: web.Perm("contacts:read"), Handler: h.listSegments,
+			Summary: "List the organization's segments (saved contact filters) by name", Query: segmentsQuery{}, Response: web.Page[segmentResp]{}},
+		{Method: "POST", Path: "/api/segments", Access: web.Perm("contacts:update"), Handler: h.createSegment,
+			Summary: "Save a contact filter under a name (at most 200 per organization)", Request: segmentRequest{}, Response: segmentResp{},
+			Status: http.StatusCreated},
+		{Method: "GET", Path: "/api/segments/:id", Access: web.Perm("contacts:read"), Handler: h.getSegment,
+			Summary: "Get a segment", Response: segmentResp{}},
+		{Method: "PUT", Path: "/api/segments/:id", Access: web.Perm("contacts:update"), Handler: h.updateSegment,
+			Summary: "Rename a segment or change its filter (campaigns not started yet use the new filter)", Request: segmentRequest{},
+			Response: segmentResp{}},
+		{Method: "DELETE", Path: "/api/segments/:id", Access: web.Perm("contacts:update"), Handler: h.deleteSegment,
+			Summary: "Delete a segment (a campaign not started that names it is refused at its start)", Response: web.MessageResp{}},
+
 		{Method: "GET", Path: "/api/tags", Access: web.Perm("contacts:read"), Handler: h.listTags,
 			Summary: "List the organization's tags", Query: tagsQuery{}, Response: tagsPage{}},
 		{Method: "POST", Path: "/api/tags", Access: web.Perm("contacts:update"), Handler: h.createTag,

@@ -23,9 +23,19 @@ const MaxJSONBody = 1 << 20
 func BindJSON(c *gin.Context, dst any) bool { return BindJSONLimit(c, dst, MaxJSONBody) }
 
 // BindJSONLimit is BindJSON with another size limit, for bulk bodies.
-func BindJSONLimit(c *gin.Context, dst any, limit int64) bool {
+func BindJSONLimit(c *gin.Context, dst any, limit int64) bool { return bindJSON(c, dst, limit, false) }
+
+// BindJSONStrict is BindJSON that refuses fields dst does not have, for
+// bodies where a misspelt field would silently widen what a request does
+// (an audience whose "tag" filter is ignored selects every contact).
+func BindJSONStrict(c *gin.Context, dst any) bool { return bindJSON(c, dst, MaxJSONBody, true) }
+
+func bindJSON(c *gin.Context, dst any, limit int64, strict bool) bool {
 	body := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	dec := json.NewDecoder(body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(dst); err != nil {
 		var maxBytes *http.MaxBytesError
 		switch {
@@ -37,6 +47,8 @@ func BindJSONLimit(c *gin.Context, dst any, limit int64) bool {
 			var typeErr *json.UnmarshalTypeError
 			if errors.As(err, &typeErr) && typeErr.Field != "" {
 				Fail(c, apperr.Invalidf("%s must be of type %s", typeErr.Field, jsonType(typeErr.Type.Kind().String())))
+			} else if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				Fail(c, apperr.Invalidf("unknown field %s", field))
 			} else {
 				Fail(c, apperr.Invalidf("request body is not valid JSON"))
 			}

@@ -52,10 +52,11 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	observer Observer // nil: none (observe.go)
-	optOuts  OptOuts  // nil: no recipient is skipped for an opt-out
-	tests    TestSender
-	live     live.Publisher
+	observer  Observer  // nil: none (observe.go)
+	optOuts   OptOuts   // nil: no recipient is skipped for an opt-out
+	audiences Audiences // nil: campaigns cannot take their recipients from contacts
+	tests     TestSender
+	live      live.Publisher
 
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
 	runs     sync.Map // campaign id -> *cachedRun loaded by this process
@@ -88,6 +89,9 @@ type Deps struct {
 	OptOuts OptOuts
 	// Tests sends test messages (testsend.go; nil: test sends are refused).
 	Tests TestSender
+	// Audiences compiles contact filters (contacts; nil: campaigns cannot
+	// take their recipients from contacts).
+	Audiences Audiences
 }
 
 // NewService wires the campaigns domain.
@@ -97,7 +101,7 @@ func NewService(d Deps) *Service {
 	}
 	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
 		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
-		observer: d.Observer, optOuts: d.OptOuts, tests: d.Tests, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
+		observer: d.Observer, optOuts: d.OptOuts, tests: d.Tests, audiences: d.Audiences, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
 	if b, ok := d.Observer.(CampaignsBinder); ok {
 		b.BindCampaigns(s)
 	}
@@ -138,6 +142,9 @@ type Input struct {
 	TemplateID      *uuid.UUID
 	VariableMapping *map[string]string
 	ScheduledAt     **time.Time // set to a nil pointer to clear
+	// Audience: recipients from contacts (audience.go); set to a nil
+	// pointer to go back to uploaded recipients.
+	Audience **models.CampaignAudience
 }
 
 // Create adds a draft campaign. The template must be an APPROVED template of
@@ -207,6 +214,11 @@ func (s *Service) applyInput(ctx context.Context, orgID uuid.UUID, c *models.Cam
 	if in.ScheduledAt != nil {
 		c.ScheduledAt = *in.ScheduledAt
 	}
+	if in.Audience != nil {
+		if err := s.applyAudience(ctx, c, *in.Audience); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -224,7 +236,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*m
 	}
 	res := s.db.WithContext(ctx).Model(&models.Campaign{}).Where("id = ? AND status = ?", c.ID, models.CampaignDraft).
 		Updates(map[string]any{"name": c.Name, "account_id": c.AccountID, "template_id": c.TemplateID, "template_name": c.TemplateName,
-			"variable_mapping": c.VariableMapping, "scheduled_at": c.ScheduledAt, "updated_at": s.now()})
+			"variable_mapping": c.VariableMapping, "scheduled_at": c.ScheduledAt, "audience": c.Audience, "updated_at": s.now()})
 	if res.Error != nil {
 		return nil, res.Error
 	}

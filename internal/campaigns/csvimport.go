@@ -315,6 +315,9 @@ func (s *Service) ImportCSV(ctx context.Context, orgID, id uuid.UUID, data []byt
 	if c.Status != models.CampaignDraft {
 		return nil, apperr.Conflictf("recipients can only be imported into a draft campaign; this one is %s", c.Status)
 	}
+	if c.Audience.V != nil {
+		return nil, apperr.Conflictf("the campaign's recipients come from its audience when it starts: remove the audience to upload recipients")
+	}
 	if c.TemplateID == nil {
 		return nil, apperr.Invalidf("the campaign's template was deleted: choose another one first")
 	}

@@ -50,6 +50,11 @@ func (s *Service) checkReady(ctx context.Context, c *models.Campaign) error {
 	if err != nil {
 		return err
 	}
+	if fromAudience(c) {
+		// Its recipients and their fields exist once the start resolves
+		// the audience, which checks them then (startFromAudience).
+		return nil
+	}
 	var n int64
 	if err := s.db.WithContext(ctx).Model(&models.CampaignRecipient{}).Where("campaign_id = ?", c.ID).Count(&n).Error; err != nil {
 		return err
@@ -57,10 +62,13 @@ func (s *Service) checkReady(ctx context.Context, c *models.Campaign) error {
 	if n == 0 {
 		return apperr.Invalidf("the campaign has no recipients: import them first")
 	}
-	return s.checkMapping(ctx, c, t)
+	return s.checkMapping(ctx, s.db, c, t)
 }
 
-func (s *Service) checkMapping(ctx context.Context, c *models.Campaign, t *models.Template) error {
+// checkMapping verifies that the variable mapping fills every placeholder
+// of t, and only those, with a field the campaign's recipients have (read
+// through db: the starting transaction sees the recipients it resolved).
+func (s *Service) checkMapping(ctx context.Context, db *gorm.DB, c *models.Campaign, t *models.Template) error {
 	slots := templates.Keys(templates.Slots(t))
 	m := c.VariableMapping.V
 	var missing []string
@@ -82,7 +90,7 @@ func (s *Service) checkMapping(ctx context.Context, c *models.Campaign, t *model
 			continue
 		}
 		var has bool
-		if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = ? AND jsonb_exists(data, ?))`,
+		if err := db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = ? AND jsonb_exists(data, ?))`,
 			c.ID, field).Scan(&has).Error; err != nil {
 			return err
 		}
@@ -139,9 +147,15 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 	if c.Status == models.CampaignDraft && c.ScheduledAt != nil && c.ScheduledAt.After(now) {
 		return s.transition(ctx, orgID, id, []models.CampaignStatus{models.CampaignDraft}, "schedule", map[string]any{"status": models.CampaignScheduled})
 	}
-	started, err := s.transition(ctx, orgID, id, []models.CampaignStatus{c.Status}, "start", map[string]any{
+	set := map[string]any{
 		"status": models.CampaignSending, "started_at": gorm.Expr("COALESCE(started_at, ?)", now), "paused_at": nil,
-		"pause_reason": "", "run_generation": gorm.Expr("run_generation + 1")})
+		"pause_reason": "", "run_generation": gorm.Expr("run_generation + 1")}
+	var started *models.Campaign
+	if fromAudience(c) {
+		started, err = s.startFromAudience(ctx, c, c.Status, set)
+	} else {
+		started, err = s.transition(ctx, orgID, id, []models.CampaignStatus{c.Status}, "start", set)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +193,23 @@ func (s *Service) StartDue(ctx context.Context) (int, error) {
 			s.log.Warn("scheduled campaign not ready; paused", "campaign_id", c.ID, "reason", err)
 			set = map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(err.Error(), 500)}
 		}
-		run, err := s.transition(ctx, c.OrganizationID, c.ID, []models.CampaignStatus{models.CampaignScheduled}, "start", set)
+		var (
+			run *models.Campaign
+			err error
+		)
+		if set["status"] == models.CampaignSending && fromAudience(c) {
+			run, err = s.startFromAudience(ctx, c, models.CampaignScheduled, set)
+			if apperr.Is(err, apperr.Invalid) {
+				// No contact matches now, the segment is gone, a field
+				// is missing: paused with the reason, like any campaign
+				// that is not ready.
+				s.log.Warn("scheduled campaign's audience not ready; paused", "campaign_id", c.ID, "reason", err)
+				run, err = s.transition(ctx, c.OrganizationID, c.ID, []models.CampaignStatus{models.CampaignScheduled}, "start",
+					map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": apperr.Clip(err.Error(), 500)})
+			}
+		} else {
+			run, err = s.transition(ctx, c.OrganizationID, c.ID, []models.CampaignStatus{models.CampaignScheduled}, "start", set)
+		}
 		if apperr.Is(err, apperr.Conflict) {
 			continue // cancelled meanwhile, or another replica started it
 		}

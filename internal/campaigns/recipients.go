@@ -77,6 +77,9 @@ func (s *Service) Import(ctx context.Context, orgID, id uuid.UUID, in []Recipien
 	if c.Status != models.CampaignDraft {
 		return nil, apperr.Conflictf("recipients can only be imported into a draft campaign; this one is %s", c.Status)
 	}
+	if c.Audience.V != nil {
+		return nil, apperr.Conflictf("the campaign's recipients come from its audience when it starts: remove the audience to upload recipients")
+	}
 	if len(in) == 0 {
 		return nil, apperr.Invalidf("recipients must be a non-empty array")
 	}
