@@ -19,6 +19,7 @@ const (
 	TypeCampaignRecount  = "campaign:recount"
 	TypeCampaignSweep    = "campaign:sweep"
 	TypeCampaignStartDue = "campaign:start_due"
+	TypeCampaignReplies  = "campaign:replies"
 )
 
 // CampaignLane is one send loop of a campaign run: it claims pending
@@ -70,6 +71,16 @@ func (CampaignSweep) TaskType() string { return TypeCampaignSweep }
 
 // Options implements optioner.
 func (p CampaignSweep) Options() []asynq.Option { return sweepOptions("campaign-sweep", p.Tick) }
+
+// CampaignReplies refreshes the reply counts of the campaigns that can
+// still receive replies (internal/campaigns, report.go).
+type CampaignReplies sweep
+
+// TaskType implements Payload.
+func (CampaignReplies) TaskType() string { return TypeCampaignReplies }
+
+// Options implements optioner.
+func (p CampaignReplies) Options() []asynq.Option { return sweepOptions("campaign-replies", p.Tick) }
 
 // CampaignStartDue starts the scheduled campaigns whose time has come.
 type CampaignStartDue sweep

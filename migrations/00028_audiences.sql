@@ -22,6 +22,12 @@ CREATE UNIQUE INDEX segments_org_name ON segments (organization_id, lower(name))
 ALTER TABLE campaigns ADD COLUMN audience jsonb;
 ALTER TABLE campaigns ADD COLUMN audience_resolved_at timestamptz;
 
+-- Replies: how many recipients answered within 72 hours of their send,
+-- counted from the messages (internal/campaigns, report.go) and kept here
+-- for the lists; replies_counted_at says when.
+ALTER TABLE campaigns ADD COLUMN replied_count integer NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN replies_counted_at timestamptz;
+
 -- A recipient's organization is its campaign's: the campaign's own
 -- foreign key (ON DELETE CASCADE from organizations to campaigns to
 -- recipients) already removes recipients with their organization. The
@@ -32,6 +38,8 @@ ALTER TABLE campaigns ADD COLUMN audience_resolved_at timestamptz;
 ALTER TABLE campaign_recipients DROP CONSTRAINT campaign_recipients_organization_id_fkey;
 
 -- +goose Down
+ALTER TABLE campaigns DROP COLUMN replies_counted_at;
+ALTER TABLE campaigns DROP COLUMN replied_count;
 ALTER TABLE campaign_recipients ADD CONSTRAINT campaign_recipients_organization_id_fkey
     FOREIGN KEY (organization_id) REFERENCES organizations (id) ON DELETE CASCADE;
 ALTER TABLE campaigns DROP COLUMN audience_resolved_at;

@@ -74,9 +74,13 @@ type Campaign struct {
 	PendingCount    int
 	SendingCount    int
 	CountedAt       *time.Time
-	CreatedBy       *uuid.UUID `gorm:"type:uuid"`
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// RepliedCount: recipients who answered within 72 hours of their
+	// send, as counted at RepliesCountedAt (internal/campaigns, report.go).
+	RepliedCount     int
+	RepliesCountedAt *time.Time
+	CreatedBy        *uuid.UUID `gorm:"type:uuid"`
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // CampaignRecipient is one recipient of a campaign.
@@ -102,6 +106,9 @@ type CampaignRecipient struct {
 	ErrorCode     *int
 	ErrorTitle    string
 	ErrorDetail   string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// RepliedAt: the recipient's first message within 72 hours after
+	// SentAt; not a column: read by the report's queries only.
+	RepliedAt *time.Time `gorm:"->;-:migration"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }

@@ -40,6 +40,11 @@ func DefaultEntries(campaignSweep time.Duration) []Entry {
 		{Name: "campaign sweep", Spec: "@every " + campaignSweep.String(), Job: func(t time.Time) jobs.Payload {
 			return jobs.CampaignSweep{Tick: t.Truncate(campaignSweep)}
 		}},
+		// Replies to campaigns arrive for 72 hours after their sends; the
+		// lists show the count this keeps fresh.
+		{Name: "campaign replies", Spec: "@every 5m", Job: func(t time.Time) jobs.Payload {
+			return jobs.CampaignReplies{Tick: t.Truncate(5 * time.Minute)}
+		}},
 		{Name: "purge refresh tokens", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
 			return jobs.PurgeRefreshTokens{Tick: t.Truncate(time.Hour)}
 		}},

@@ -174,6 +174,10 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		}
 		return err
 	}))
+	mux.HandleFunc(jobs.TypeCampaignReplies, handle(func(ctx context.Context, _ jobs.CampaignReplies) error {
+		_, err := h.Campaigns.SweepReplies(ctx)
+		return err
+	}))
 	mux.HandleFunc(jobs.TypeCampaignSweep, handle(func(ctx context.Context, _ jobs.CampaignSweep) error {
 		res, err := h.Campaigns.Sweep(ctx)
 		if res != nil && res.Unknown+int64(res.Restarted) > 0 {

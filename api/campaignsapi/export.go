@@ -24,7 +24,7 @@ const exportStall = time.Minute
 
 // exportHeader is the recipients export's header row.
 var exportHeader = []string{"phone_number", "name", "status", "attempts", "sent_at", "delivered_at", "read_at", "failed_at",
-	"error_code", "error_title", "error_detail"}
+	"error_code", "error_title", "error_detail", "replied_at"}
 
 // exportRecipients streams the campaign's recipients as CSV, with their
 // status and the provider's error, masked as the recipients list masks
@@ -63,7 +63,7 @@ func (h *Handlers) exportRecipients(c *gin.Context) {
 			code = strconv.Itoa(*r.ErrorCode)
 		}
 		row := []string{m.Phone(r.PhoneNumber), m.Name(r.Name), string(r.Status), strconv.Itoa(r.Attempts), stamp(r.SentAt),
-			stamp(r.DeliveredAt), stamp(r.ReadAt), stamp(r.FailedAt), code, r.ErrorTitle, r.ErrorDetail}
+			stamp(r.DeliveredAt), stamp(r.ReadAt), stamp(r.FailedAt), code, r.ErrorTitle, r.ErrorDetail, stamp(r.RepliedAt)}
 		for i := range row {
 			row[i] = dataops.SafeCell(row[i])
 		}

@@ -3,6 +3,7 @@ package campaignsapi
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"time"
 
@@ -37,9 +38,16 @@ type campaignResp struct {
 	UnknownCount    int        `json:"unknown_count"`
 	// SkippedCount: recipients not sent on purpose (a marketing template
 	// to a contact who opted out of marketing); not failures.
-	SkippedCount    int               `json:"skipped_count"`
-	PendingCount    int               `json:"pending_count"`
-	SendingCount    int               `json:"sending_count"`
+	SkippedCount int `json:"skipped_count"`
+	PendingCount int `json:"pending_count"`
+	SendingCount int `json:"sending_count"`
+	// RepliedCount: recipients who answered within 72 hours of their send,
+	// as counted at replies_counted_at (every 5 minutes while replies can
+	// still come, and when the report is read).
+	RepliedCount     int        `json:"replied_count"`
+	RepliesCountedAt *time.Time `json:"replies_counted_at"`
+	// ReplyRate: replied_count / sent_count (0 before any send).
+	ReplyRate       float64           `json:"reply_rate"`
 	VariableMapping map[string]string `json:"variable_mapping"`
 	// Audience: where the recipients come from when not uploaded (null:
 	// uploaded).
@@ -65,7 +73,8 @@ func toCampaignResp(c *models.Campaign) campaignResp {
 	return campaignResp{ID: c.ID, Name: c.Name, AccountID: c.AccountID, TemplateID: c.TemplateID, TemplateName: c.TemplateName,
 		Status: string(c.Status), TotalRecipients: c.TotalRecipients, SentCount: c.SentCount, DeliveredCount: c.DeliveredCount,
 		ReadCount: c.ReadCount, FailedCount: c.FailedCount, UnknownCount: c.UnknownCount, SkippedCount: c.SkippedCount, PendingCount: c.PendingCount,
-		SendingCount: c.SendingCount, VariableMapping: m, Audience: c.Audience.V, AudienceResolvedAt: web.UTCPtr(c.AudienceResolvedAt),
+		SendingCount: c.SendingCount, RepliedCount: c.RepliedCount, RepliesCountedAt: web.UTCPtr(c.RepliesCountedAt),
+		ReplyRate: rate(c.RepliedCount, c.SentCount), VariableMapping: m, Audience: c.Audience.V, AudienceResolvedAt: web.UTCPtr(c.AudienceResolvedAt),
 		ScheduledAt: web.UTCPtr(c.ScheduledAt), StartedAt: web.UTCPtr(c.StartedAt), PausedAt: web.UTCPtr(c.PausedAt), PauseReason: c.PauseReason,
 		CompletedAt: web.UTCPtr(c.CompletedAt), CancelledAt: web.UTCPtr(c.CancelledAt), CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt)}
 }
@@ -128,6 +137,35 @@ func (r campaignRequest) input(p *identity.Principal) (campaigns.Input, error) {
 	return in, nil
 }
 
+// rate is part / whole, rounded to 4 decimals (0 when whole is 0).
+func rate(part, whole int) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return math.Round(float64(part)/float64(whole)*10000) / 10000
+}
+
+// reportResp is a campaign's outcome: its counters and the rates an admin
+// compares campaigns by.
+type reportResp struct {
+	Campaign campaignResp `json:"campaign"`
+	// ReplyWindowHours: how long after a send a message counts as a reply.
+	ReplyWindowHours int `json:"reply_window_hours"`
+	// DeliveryRate, ReadRate, ReplyRate: of the recipients sent.
+	DeliveryRate float64 `json:"delivery_rate"`
+	ReadRate     float64 `json:"read_rate"`
+	ReplyRate    float64 `json:"reply_rate"`
+	// FailureRate: failed of the recipients the campaign tried (sent or
+	// failed); skipped ones are not tried.
+	FailureRate float64 `json:"failure_rate"`
+}
+
+func toReportResp(c *models.Campaign) reportResp {
+	return reportResp{Campaign: toCampaignResp(c), ReplyWindowHours: int(campaigns.ReplyWindow.Hours()),
+		DeliveryRate: rate(c.DeliveredCount, c.SentCount), ReadRate: rate(c.ReadCount, c.SentCount),
+		ReplyRate: rate(c.RepliedCount, c.SentCount), FailureRate: rate(c.FailedCount, c.SentCount+c.FailedCount)}
+}
+
 // Recipients.
 
 type importRequest struct {
@@ -171,13 +209,16 @@ type recipientResp struct {
 	ReadAt            *time.Time      `json:"read_at"`
 	FailedAt          *time.Time      `json:"failed_at"`
 	Error             *recipientError `json:"error"`
+	// RepliedAt: the recipient's first message within 72 hours after the
+	// send (null: none, or not sent).
+	RepliedAt *time.Time `json:"replied_at"`
 }
 
 // toRecipientResp renders a recipient, masked as the organization wants.
 func toRecipientResp(m orgsettings.Masker, r models.CampaignRecipient) recipientResp {
 	out := recipientResp{ID: r.ID, PhoneNumber: m.Phone(r.PhoneNumber), Name: m.Name(r.Name), Status: string(r.Status), Data: r.Data.V,
 		Attempts: r.Attempts, PlatformMessageID: r.PlatformMessageID, SentAt: web.UTCPtr(r.SentAt), DeliveredAt: web.UTCPtr(r.DeliveredAt),
-		ReadAt: web.UTCPtr(r.ReadAt), FailedAt: web.UTCPtr(r.FailedAt)}
+		ReadAt: web.UTCPtr(r.ReadAt), FailedAt: web.UTCPtr(r.FailedAt), RepliedAt: web.UTCPtr(r.RepliedAt)}
 	if r.ErrorTitle != "" || r.ErrorCode != nil {
 		out.Error = &recipientError{Code: r.ErrorCode, Title: r.ErrorTitle, Detail: r.ErrorDetail}
 	}

@@ -26,6 +26,19 @@ func (h *Handlers) progress(c *gin.Context) {
 	web.OK(c, toProgressResp(p))
 }
 
+func (h *Handlers) report(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid {
+		return
+	}
+	cp, err := h.campaigns.Report(c.Request.Context(), web.Principal(c).OrgID, id)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, toReportResp(cp))
+}
+
 // Progress stream limits: a stream ends when the campaign is done, after
 // streamIdleLimit while the campaign is not sending (draft, scheduled,
 // paused), and after streamMaxDuration in any case; EventSource clients

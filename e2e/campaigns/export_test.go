@@ -30,7 +30,7 @@ func TestRecipientsExport(t *testing.T) {
 	// Before the start: the header and five pending recipients.
 	rows := f.exportCSV(t, c.ID, "", a)
 	if len(rows) != 6 || strings.Join(rows[0], ",") !=
-		"phone_number,name,status,attempts,sent_at,delivered_at,read_at,failed_at,error_code,error_title,error_detail" {
+		"phone_number,name,status,attempts,sent_at,delivered_at,read_at,failed_at,error_code,error_title,error_detail,replied_at" {
 		t.Fatalf("export of a draft: %q", rows)
 	}
 	// A number starts with +, which a spreadsheet would read as a formula.

@@ -197,7 +197,11 @@ func (s *Service) Recipients(ctx context.Context, orgID, id uuid.UUID, status st
 	if status != "" {
 		q = q.Where("status = ?", strings.ToLower(status))
 	}
-	return paging.Find[models.CampaignRecipient](q, pg, "seq")
+	recs, total, err := paging.Find[models.CampaignRecipient](q, pg, "seq")
+	if err != nil {
+		return nil, 0, err
+	}
+	return recs, total, s.fillReplies(ctx, s.db, recs)
 }
 
 // exportChunk is how many recipients EachRecipient reads at a time.
@@ -221,6 +225,9 @@ func (s *Service) EachRecipient(ctx context.Context, orgID, id uuid.UUID, status
 		}
 		var chunk []models.CampaignRecipient
 		if err := q.Order("seq").Limit(exportChunk).Find(&chunk).Error; err != nil {
+			return err
+		}
+		if err := s.fillReplies(ctx, s.db, chunk); err != nil {
 			return err
 		}
 		for i := range chunk {
