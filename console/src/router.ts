@@ -54,6 +54,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Contact', requires: { permission: 'contacts:read' } },
       },
       {
+        path: 'segments',
+        name: 'segments',
+        component: () => import('@/pages/contacts/SegmentsPage.vue'),
+        meta: { title: 'Segments', requires: { permission: 'contacts:read' } },
+      },
+      {
         path: 'tags',
         name: 'tags',
         component: () => import('@/pages/contacts/TagsPage.vue'),
