@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,11 +165,24 @@ func TestMarkConversationReadSendsOneReceipt(t *testing.T) {
 		ReceiptSent   bool    `json:"receipt_sent"`
 		ReadMessageID *string `json:"read_message_id"`
 	}
+	// The provider failing: a 502, and nothing marked read, so that the
+	// next call sends the receipt.
+	if err := f.Sim.InjectFault(platformsim.Fault{Method: "POST", Path: "/messages", Code: 131000, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, f.Do("PUT", "/api/contacts/"+id+"/read", nil, a), 502, "the provider failed")
+	if st := f.message(t, last.ID.String()).Status; st == models.StatusRead {
+		t.Fatal("the message is read though the receipt failed")
+	}
+	if p := f.inbox(t, a, "unread=true"); len(p.Items) != 1 || p.Items[0].UnreadCount != 2 {
+		t.Fatalf("after the failed receipt %+v", p)
+	}
+	failed := len(receipts())
 	f.Do("PUT", "/api/contacts/"+id+"/read", nil, a).Expect(t, 200).Into(t, &r)
 	if !r.ReceiptSent || r.UnreadCount != 0 || r.ReadMessageID == nil || *r.ReadMessageID != last.ID.String() {
 		t.Fatalf("first read %+v (last incoming %s)", r, last.ID)
 	}
-	if got := receipts(); len(got) != 1 || !strings.Contains(string(got[0].Body), *last.PlatformMessageID) {
+	if got := receipts(); len(got) != failed+1 || !strings.Contains(string(got[len(got)-1].Body), *last.PlatformMessageID) {
 		t.Fatalf("receipts %+v", got)
 	}
 	if f.message(t, last.ID.String()).Status != models.StatusRead {
@@ -184,13 +198,13 @@ func TestMarkConversationReadSendsOneReceipt(t *testing.T) {
 	if r.ReceiptSent || r.UnreadCount != 0 {
 		t.Fatalf("second read %+v", r)
 	}
-	if got := receipts(); len(got) != 1 {
-		t.Fatalf("%d receipts after the second call", len(got))
+	if got := receipts(); len(got) != failed+1 {
+		t.Fatalf("%d receipts after the second call", len(got)-failed)
 	}
 	// The message route, on the same message, sends nothing either.
 	f.Do("PUT", "/api/messages/"+last.ID.String()+"/read", nil, a).Expect(t, 200)
-	if got := receipts(); len(got) != 1 {
-		t.Fatalf("%d receipts after the message route", len(got))
+	if got := receipts(); len(got) != failed+1 {
+		t.Fatalf("%d receipts after the message route", len(got)-failed)
 	}
 
 	// A new message counts again; a contact without messages reads fine.
@@ -198,6 +212,22 @@ func TestMarkConversationReadSendsOneReceipt(t *testing.T) {
 	f.waitMessages(t, "15550007101", 3)
 	if p := f.inbox(t, a, "unread=true"); len(p.Items) != 1 || p.Items[0].UnreadCount != 1 {
 		t.Fatalf("after a new message %+v", p)
+	}
+	// Read from several tabs at once: one receipt.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.Do("PUT", "/api/contacts/"+id+"/read", nil, a).Expect(t, 200)
+		}()
+	}
+	wg.Wait()
+	if got := receipts(); len(got) != failed+2 {
+		t.Fatalf("%d receipts after four concurrent reads of one new message", len(got)-failed-1)
+	}
+	if p := f.inbox(t, a, "unread=true"); len(p.Items) != 0 {
+		t.Fatalf("unread after the concurrent reads %+v", p)
 	}
 	var quiet struct{ ID string }
 	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15550007199"}, a).Expect(t, 201).Into(t, &quiet)
