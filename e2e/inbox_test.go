@@ -229,6 +229,15 @@ func TestMarkConversationReadSendsOneReceipt(t *testing.T) {
 	if p := f.inbox(t, a, "unread=true"); len(p.Items) != 0 {
 		t.Fatalf("unread after the concurrent reads %+v", p)
 	}
+	// The account of the last message disconnected (its messages keep no
+	// account): no receipt can go, and the conversation is read all the same.
+	f.Incoming(platformsim.Incoming{From: "15550007101", Type: "text", Text: "four"})
+	f.waitMessages(t, "15550007101", 4)
+	f.DB.Exec(`UPDATE messages SET account_id = NULL WHERE contact_id = ?`, id)
+	f.Do("PUT", "/api/contacts/"+id+"/read", nil, a).Expect(t, 200).Into(t, &r)
+	if r.ReceiptSent || r.UnreadCount != 0 || r.ReadMessageID == nil {
+		t.Fatalf("read without an account %+v", r)
+	}
 	var quiet struct{ ID string }
 	f.Do("POST", "/api/contacts", map[string]any{"phone_number": "+15550007199"}, a).Expect(t, 201).Into(t, &quiet)
 	f.Do("PUT", "/api/contacts/"+quiet.ID+"/read", nil, a).Expect(t, 200).Into(t, &r)

@@ -53,9 +53,14 @@ func scoped(q *gorm.DB, orgID uuid.UUID, v Viewer) *gorm.DB {
 	return q.Where(cond, args...)
 }
 
-// CheckVisible answers nil when the contact is one of the organization's
-// and v may see it, else 404 contact not found.
+// CheckVisible answers nil when v may see the contact, else 404 contact not
+// found. A viewer of every contact is not checked here: the routes that
+// call it look the contact up in the organization themselves (and answer
+// the same 404).
 func (s *Service) CheckVisible(ctx context.Context, orgID uuid.UUID, v Viewer, id uuid.UUID) error {
+	if v.All {
+		return nil
+	}
 	var n int64
 	q := s.db.WithContext(ctx).Table("contacts").Where("contacts.organization_id = ? AND contacts.id = ?", orgID, id)
 	if err := scoped(q, orgID, v).Count(&n).Error; err != nil {

@@ -91,6 +91,10 @@ func (s *Service) MarkConversationRead(ctx context.Context, orgID, contactID uui
 	case errors.Is(err, gorm.ErrRecordNotFound):
 	case err != nil:
 		return nil, err
+	case last.AccountID == nil:
+		// Its account was disconnected: no receipt can go, and the
+		// conversation is still read here.
+		out.ReadMessageID = &last.ID
 	default:
 		if out.ReceiptSent, err = s.sendReadReceipt(ctx, orgID, &last); err != nil {
 			return nil, err
