@@ -52,7 +52,10 @@ func receiptPNG(t *testing.T) []byte {
 // role lacks contacts:read sees only their own conversation.
 func TestConsoleInbox(t *testing.T) {
 	requireBrowser(t)
-	f := apptest.NewFixture(t, nil, nil)
+	// The customer reads 3 s after delivery: later than the page's own
+	// re-read of the thread after a send (1.5 s), so that only the event
+	// stream's message.status can tick the reply to Read.
+	f := apptest.NewFixture(t, nil, func(c *platformsim.Config) { c.ReadAfter = 3 * time.Second })
 	f.StartWorker()
 	admin := f.Admin.Auth()
 	const dana, eli = "15550008001", "15550008002"
@@ -120,6 +123,7 @@ func TestConsoleInbox(t *testing.T) {
 			return false
 		})
 		p.see("Yes! It left our warehouse this morning.")
+		p.see("· Delivered")
 		p.see("· Read")
 		p.axe("conversation")
 	})
