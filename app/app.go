@@ -413,7 +413,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Accounts:  accountsapi.New(d.Accounts),
 			Inbound:   inboundapi.New(d.Inbound),
 			Contacts:  contactsapi.New(d.Contacts, d.Settings, d.Chatbot),
-			Messages:  messagesapi.New(d.Messaging, d.Settings),
+			Messages:  messagesapi.New(d.Messaging, d.Settings, d.Contacts),
 			Templates: templatesapi.New(d.Templates),
 			Campaigns: campaignsapi.New(d.Campaigns, d.Settings),
 			Webhooks:  webhooksapi.New(d.Webhooks),

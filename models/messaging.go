@@ -89,6 +89,13 @@ type Contact struct {
 	Metadata       JSON[map[string]any] `gorm:"type:jsonb"`
 	LastMessageAt  *time.Time
 	LastInboundAt  *time.Time
+	// The inbox's columns (migration 00027), kept where messages are
+	// stored: incoming messages since the conversation was last marked
+	// read, and the last message's preview (messaging.Preview) and
+	// direction.
+	UnreadCount          int
+	LastMessagePreview   string
+	LastMessageDirection string
 	// MarketingOptOut: the contact is not sent marketing templates
 	// (internal/contacts, optout.go). The other opt-out fields record its
 	// last change: OptedOutAt while opted out, the source (OptOutKeyword,

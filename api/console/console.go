@@ -39,8 +39,11 @@ var files embed.FS
 const Base = "/console/"
 
 // CSP lets the console load and run only what the api serves: no inline
-// script, no eval, no inline style, no framing, no other origin.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; " +
+// script, no eval, no inline style, no framing, no other origin. Images and
+// audio or video may also be blob: URLs: the inbox shows a message's media
+// by reading it with the bearer token (an <img src> cannot send one) into a
+// blob the page made itself; blob: is not allowed for scripts.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; media-src 'self' blob:; font-src 'self'; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // notBuiltCSP is the policy of the how-to-build page: its own inline style,

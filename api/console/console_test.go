@@ -70,7 +70,8 @@ func TestServesFilesAndFallsBackToThePage(t *testing.T) {
 }
 
 func TestPolicyForbidsInlineScriptEvalAndFraming(t *testing.T) {
-	for _, want := range []string{"default-src 'self'", "script-src 'self';", "style-src 'self';", "frame-ancestors 'none'", "object-src 'none'"} {
+	for _, want := range []string{"default-src 'self'", "script-src 'self';", "style-src 'self';", "frame-ancestors 'none'", "object-src 'none'",
+		"img-src 'self' blob:;", "media-src 'self' blob:;"} {
 		if !strings.Contains(CSP, want) {
 			t.Errorf("CSP lacks %q: %s", want, CSP)
 		}

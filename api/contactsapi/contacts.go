@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"wharf/api/web"
 	"wharf/internal/apperr"
@@ -21,14 +22,19 @@ func (h *Handlers) list(c *gin.Context) {
 	if !valid {
 		return
 	}
-	ctx, org := c.Request.Context(), web.Principal(c).OrgID
+	p := web.Principal(c)
+	f := contacts.Filter{Search: c.Query("search"), AccountID: accountID, Tag: c.Query("tag"), Viewer: contacts.ViewerOf(p.UserID, p.Can)}
+	if !inboxFilters(c, p.UserID, &f) {
+		return
+	}
+	ctx, org := c.Request.Context(), p.OrgID
 	m, err := h.maskers.Masker(ctx, org)
 	if err != nil {
 		web.Fail(c, err)
 		return
 	}
-	rows, total, err := h.contacts.List(ctx, org, contacts.Filter{Search: c.Query("search"), AccountID: accountID, Tag: c.Query("tag"),
-		MaskedNumbers: m.Masks()}, pg)
+	f.MaskedNumbers = m.Masks()
+	rows, total, err := h.contacts.List(ctx, org, f, pg)
 	if err != nil {
 		web.Fail(c, err)
 		return
@@ -51,9 +57,54 @@ func (h *Handlers) answer(c *gin.Context, status int, v *contacts.View) {
 	web.Respond(c, status, toContactResp(m, *v))
 }
 
+// inboxFilters reads the inbox's filters of the list (assigned, unread,
+// has_transfer) into f, answering 400 itself when one is invalid.
+func inboxFilters(c *gin.Context, me uuid.UUID, f *contacts.Filter) bool {
+	switch a := c.Query("assigned"); a {
+	case "":
+	case "me":
+		f.AssignedTo = &me
+	case "none":
+		f.Unassigned = true
+	default:
+		id, err := uuid.Parse(a)
+		if err != nil {
+			web.Fail(c, apperr.Invalidf("assigned must be me, none or a user's id"))
+			return false
+		}
+		f.AssignedTo = &id
+	}
+	for _, b := range []struct {
+		name string
+		to   *bool
+	}{{"unread", &f.Unread}, {"has_transfer", &f.HasTransfer}} {
+		switch c.Query(b.name) {
+		case "", "false":
+		case "true":
+			*b.to = true
+		default:
+			web.Fail(c, apperr.Invalidf("%s must be true or false", b.name))
+			return false
+		}
+	}
+	return true
+}
+
+// visible answers whether the caller may see the contact (without
+// contacts:read, only their own: internal/contacts, visibility.go),
+// answering 404 itself when not.
+func (h *Handlers) visible(c *gin.Context, id uuid.UUID) bool {
+	p := web.Principal(c)
+	if err := h.contacts.CheckVisible(c.Request.Context(), p.OrgID, contacts.ViewerOf(p.UserID, p.Can), id); err != nil {
+		web.Fail(c, err)
+		return false
+	}
+	return true
+}
+
 func (h *Handlers) get(c *gin.Context) {
 	id, valid := web.PathID(c, "id")
-	if !valid {
+	if !valid || !h.visible(c, id) {
 		return
 	}
 	v, err := h.contacts.Get(c.Request.Context(), web.Principal(c).OrgID, id)

@@ -16,6 +16,10 @@ type listQuery struct {
 	Search    string `query:"search" description:"Text to look for in the name, profile name or phone number. When the organization masks numbers, a term of digits and + -.() matches only a whole number, and other terms only names."`
 	AccountID string `query:"account_id" description:"Only contacts of this platform account (UUID)."`
 	Tag       string `query:"tag" description:"Only contacts with this tag (its name, any case)."`
+	Assigned  string `query:"assigned" description:"Only contacts assigned to the caller (me), to nobody (none), or to this user (UUID)."`
+	Unread    string `query:"unread" enum:"true,false" description:"true: only contacts with unread incoming messages."`
+	// has_transfer: an active chat transfer to agents.
+	HasTransfer string `query:"has_transfer" enum:"true,false" description:"true: only contacts with an active transfer to agents."`
 }
 
 type contactResp struct {
@@ -29,6 +33,18 @@ type contactResp struct {
 	Metadata      map[string]any `json:"metadata"`
 	Tags          []string       `json:"tags"`
 	LastMessageAt *time.Time     `json:"last_message_at"`
+	// LastInboundAt: the contact's last message to us; free-form messages
+	// may be sent for 24 hours after it (the service window).
+	LastInboundAt *time.Time `json:"last_inbound_at"`
+	// UnreadCount: incoming messages since the conversation was last
+	// marked read (PUT /api/contacts/{id}/read).
+	UnreadCount int `json:"unread_count"`
+	// LastMessagePreview: the last message's text (at most 100
+	// characters), or its kind in brackets ("[image] caption"); "" without
+	// messages.
+	LastMessagePreview string `json:"last_message_preview"`
+	// LastMessageDirection: incoming, outgoing, or "" without messages.
+	LastMessageDirection string `json:"last_message_direction" enum:"incoming,outgoing,"`
 	// MarketingOptOut: the contact is not sent marketing templates.
 	MarketingOptOut bool `json:"marketing_opt_out"`
 	// OptedOutAt: when the contact opted out (null while opted in).
@@ -53,7 +69,8 @@ func toContactResp(m orgsettings.Masker, v contacts.View) contactResp {
 	}
 	return contactResp{ID: v.ID, PhoneNumber: m.Phone(v.PhoneNumber), Name: m.Name(v.Name), ProfileName: m.Name(v.ProfileName),
 		AvatarURL: v.AvatarURL, AccountID: v.AccountID, AssignedTo: v.AssignedTo, Metadata: meta, Tags: v.Tags,
-		LastMessageAt: web.UTCPtr(v.LastMessageAt), MarketingOptOut: v.MarketingOptOut, OptedOutAt: web.UTCPtr(v.OptedOutAt),
+		LastMessageAt: web.UTCPtr(v.LastMessageAt), LastInboundAt: web.UTCPtr(v.LastInboundAt), UnreadCount: v.UnreadCount, LastMessagePreview: v.LastMessagePreview,
+		LastMessageDirection: v.LastMessageDirection, MarketingOptOut: v.MarketingOptOut, OptedOutAt: web.UTCPtr(v.OptedOutAt),
 		OptOutSource: v.OptOutSource, OptOutChangedAt: web.UTCPtr(v.OptOutChangedAt), OptOutChangedBy: v.OptOutChangedBy, CreatedAt: web.UTC(v.CreatedAt), UpdatedAt: web.UTC(v.UpdatedAt)}
 }
 

@@ -11,10 +11,13 @@ import (
 // nil *Handlers lists the table too (documentation, OpenAPI).
 func (h *Handlers) Routes() []web.Route {
 	return []web.Route{
-		{Method: "GET", Path: "/api/contacts", Access: web.Perm("contacts:read"), Handler: h.list,
-			Summary: "List contacts, most recently active first", Query: listQuery{}, Response: contactPage{}},
-		{Method: "GET", Path: "/api/contacts/:id", Access: web.Perm("contacts:read"), Handler: h.get,
-			Summary: "Get a contact", Response: contactResp{}},
+		// Without contacts:read, messages:read lists and reads one's own
+		// contacts (the inbox's rule: internal/contacts, visibility.go).
+		{Method: "GET", Path: "/api/contacts", Access: web.AnyPerm("contacts:read", "messages:read"), Handler: h.list,
+			Summary: "List contacts (the inbox's conversations), most recently active first; without contacts:read, only one's own",
+			Query:   listQuery{}, Response: contactPage{}},
+		{Method: "GET", Path: "/api/contacts/:id", Access: web.AnyPerm("contacts:read", "messages:read"), Handler: h.get,
+			Summary: "Get a contact; without contacts:read, only one's own", Response: contactResp{}},
 		{Method: "POST", Path: "/api/contacts", Access: web.Perm("contacts:create"), Handler: h.create,
 			Summary: "Create a contact", Request: contactRequest{}, Response: contactResp{}, Status: http.StatusCreated},
 		{Method: "PUT", Path: "/api/contacts/:id", Access: web.Perm("contacts:update"), Handler: h.update,

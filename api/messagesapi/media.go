@@ -28,6 +28,9 @@ func (h *Handlers) serveMedia(c *gin.Context) {
 	if !valid {
 		return
 	}
+	if !h.visibleMessage(c, id) {
+		return
+	}
 	f, err := h.messaging.OpenMedia(c.Request.Context(), web.Principal(c).OrgID, id)
 	if err != nil {
 		web.Fail(c, err)

@@ -30,6 +30,9 @@ func (h *Handlers) list(c *gin.Context) {
 		web.Fail(c, apperr.Invalidf("use before or after, not both"))
 		return
 	}
+	if !h.visibleContact(c, id) {
+		return
+	}
 	rows, total, err := h.messaging.List(c.Request.Context(), web.Principal(c).OrgID, id, pg, cursors[0], cursors[1])
 	if err != nil {
 		web.Fail(c, err)
@@ -55,6 +58,9 @@ func (h *Handlers) send(c *gin.Context) {
 	}
 	var req sendRequest
 	if !web.BindJSON(c, &req) {
+		return
+	}
+	if !h.visibleContact(c, id) {
 		return
 	}
 	ctx, org := c.Request.Context(), web.Principal(c).OrgID
@@ -158,11 +164,36 @@ func (h *Handlers) markRead(c *gin.Context) {
 	if !valid {
 		return
 	}
+	if !h.visibleMessage(c, id) {
+		return
+	}
 	if err := h.messaging.MarkRead(c.Request.Context(), web.Principal(c).OrgID, id); err != nil {
 		web.Fail(c, err)
 		return
 	}
 	web.OK(c, nil)
+}
+
+// markConversationRead is PUT /api/contacts/{id}/read.
+func (h *Handlers) markConversationRead(c *gin.Context) {
+	id, valid := web.PathID(c, "id")
+	if !valid || !h.visibleContact(c, id) {
+		return
+	}
+	r, err := h.messaging.MarkConversationRead(c.Request.Context(), web.Principal(c).OrgID, id)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, conversationReadResp(*r))
+}
+
+// messageNotFound turns a hidden contact's 404 into the message's.
+func messageNotFound(err error) error {
+	if apperr.Is(err, apperr.NotFound) {
+		return apperr.NotFoundf("message not found")
+	}
+	return err
 }
 
 // sendUploaded sends a file uploaded with POST /api/media; the request's

@@ -141,3 +141,6 @@ type queuedResp struct {
 	Status       string    `json:"status"`
 	TemplateName string    `json:"template_name"`
 }
+
+// conversationReadResp is the answer of PUT /api/contacts/{id}/read.
+type conversationReadResp messaging.ConversationRead

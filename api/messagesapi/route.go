@@ -28,6 +28,9 @@ func (h *Handlers) Routes() []web.Route {
 		{Method: "POST", Path: "/api/messages/media", Access: web.Perm("messages:create"), Handler: h.sendMedia,
 			Summary: "Send an image, video, audio or document by URL", Request: mediaRequest{},
 			Response: sentResp{}, Status: http.StatusCreated, Errors: []int{http.StatusBadGateway}},
+		{Method: "PUT", Path: "/api/contacts/:id/read", Access: web.Perm("messages:read"), Handler: h.markConversationRead,
+			Summary:  "Mark a conversation read: the provider's read receipt for its last incoming message (once) and its unread count reset",
+			Response: conversationReadResp{}, Errors: []int{http.StatusBadGateway}},
 		{Method: "PUT", Path: "/api/messages/:id/read", Access: web.Perm("messages:read"), Handler: h.markRead,
 			Summary: "Mark an incoming message read, at the provider and here", Errors: []int{http.StatusBadGateway}},
 	}

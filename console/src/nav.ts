@@ -17,6 +17,7 @@ export interface ToolLink extends Requirement {
 
 export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' } },
+  { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read' },
   { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read' },
   { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
   { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },

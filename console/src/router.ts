@@ -24,6 +24,12 @@ const routes: RouteRecordRaw[] = [
     children: [
       { path: '', name: 'home', component: () => import('@/pages/home/HomePage.vue'), meta: { title: 'Overview' } },
       {
+        path: 'inbox',
+        name: 'inbox',
+        component: () => import('@/pages/inbox/InboxPage.vue'),
+        meta: { title: 'Inbox', requires: { permission: 'messages:read' } },
+      },
+      {
         path: 'campaigns/new',
         name: 'campaign-new',
         component: () => import('@/pages/campaigns/NewCampaignPage.vue'),

@@ -163,8 +163,11 @@ func (p *page) observe(ev any) {
 		u := ev.Request.URL
 		p.requests = append(p.requests, ev.Request.Method+" "+u)
 		// data: URLs are no request to anyone: Chromium draws its own
-		// controls' icons (a date input's calendar) with them.
-		if !strings.HasPrefix(u, p.origin+"/") && u != p.origin && !strings.HasPrefix(u, "data:") {
+		// controls' icons (a date input's calendar) with them; nor are the
+		// page's own blob: URLs (the inbox shows media it read into blobs),
+		// which are of its origin.
+		if !strings.HasPrefix(u, p.origin+"/") && u != p.origin && !strings.HasPrefix(u, "data:") &&
+			!strings.HasPrefix(u, "blob:"+p.origin+"/") {
 			p.outside = append(p.outside, u)
 		}
 	case *runtime.EventConsoleAPICalled:

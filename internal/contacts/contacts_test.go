@@ -101,7 +101,7 @@ func TestContacts(t *testing.T) {
 		_, err = svc.SessionData(ctx, bundle.org.ID, theirs.ID)
 		testfactory.WantError(t, err, apperr.NotFound, "contact not found")
 		testfactory.WantError(t, svc.Delete(ctx, bundle.org.ID, theirs.ID), apperr.NotFound, "contact not found")
-		list, total, err := svc.List(ctx, bundle.org.ID, contacts.Filter{}, paging.Params{Page: 1, Limit: 50})
+		list, total, err := svc.List(ctx, bundle.org.ID, contacts.Filter{Viewer: contacts.EveryContact}, paging.Params{Page: 1, Limit: 50})
 		if err != nil || total.N != 0 || len(list) != 0 {
 			t.Errorf("list: %d of %d, %v; want another organization's contacts hidden", len(list), total.N, err)
 		}
@@ -145,7 +145,7 @@ func TestContacts(t *testing.T) {
 		bundle.f.Contact(bundle.org.ID, nil, func(c *models.Contact) { c.Name = "1000 cotton" })
 		bundle.f.Contact(bundle.org.ID, nil, func(c *models.Contact) { c.Name = "a_b" })
 		for search, want := range map[string]int64{"100%": 1, "0% c": 1, "_": 1, "cotton": 2, "COTTON": 2} {
-			_, total, err := svc.List(ctx, bundle.org.ID, contacts.Filter{Search: search}, paging.Params{Page: 1, Limit: 50})
+			_, total, err := svc.List(ctx, bundle.org.ID, contacts.Filter{Viewer: contacts.EveryContact, Search: search}, paging.Params{Page: 1, Limit: 50})
 			if err != nil || total.N != want || total.Estimate {
 				t.Errorf("search %q: %d contacts, %v; want %d", search, total.N, err, want)
 			}

@@ -21,6 +21,24 @@ type Filter struct {
 	// Search that is NumberLike then matches only a whole number, and no
 	// other Search matches a number (see SearchCondition).
 	MaskedNumbers bool
+
+	// The inbox's filters (issue 22): contacts assigned to AssignedTo, or
+	// to nobody (Unassigned); with unread messages; with an active
+	// transfer.
+	AssignedTo  *uuid.UUID
+	Unassigned  bool
+	Unread      bool
+	HasTransfer bool
+	// Viewer is who lists (visibility.go); the zero Viewer sees only
+	// contacts assigned to uuid.Nil, that is none: callers set it.
+	Viewer Viewer
+}
+
+// narrowed reports whether f filters beyond the organization or account,
+// so that the list is served like a search (its page first, a capped count).
+func (f Filter) narrowed() bool {
+	return strings.TrimSpace(f.Search) != "" || strings.TrimSpace(f.Tag) != "" || f.AssignedTo != nil || f.Unassigned ||
+		f.Unread || f.HasTransfer || !f.Viewer.All
 }
 
 // SearchCondition is the WHERE condition of a contact search for term (not
@@ -89,9 +107,25 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	var rows []models.Contact
 	var total Total
 	var err error
-	if search != "" || tag != "" {
+	if f.narrowed() {
 		// A search reads its page first: most searches (a number, a name)
 		// match fewer contacts than a page, and then the page is the count.
+		// The inbox's filters read through their indexes (migration 00027)
+		// in the list's order.
+		switch {
+		case f.AssignedTo != nil:
+			q = q.Where("assigned_to = ?", *f.AssignedTo)
+		case f.Unassigned:
+			q = q.Where("assigned_to IS NULL")
+		}
+		if f.Unread {
+			q = q.Where("unread_count > 0")
+		}
+		if f.HasTransfer {
+			q = q.Where(`EXISTS (SELECT 1 FROM agent_transfers t WHERE t.organization_id = contacts.organization_id
+				AND t.contact_id = contacts.id AND t.status = 'active')`)
+		}
+		q = scoped(q, orgID, f.Viewer)
 		if search != "" {
 			cond, args := SearchCondition(search, f.MaskedNumbers)
 			q = q.Where(cond, args...)

@@ -64,7 +64,7 @@ func TestDeepPagesMatchOffsetPages(t *testing.T) {
 	s, b := setupList(t)
 	b.seed(t, 6000, "Ann")
 	ctx := context.Background()
-	for _, f := range []Filter{{}, {AccountID: &b.acc}} {
+	for _, f := range []Filter{{Viewer: EveryContact}, {Viewer: EveryContact, AccountID: &b.acc}} {
 		for _, pg := range []paging.Params{{Page: 41, Limit: 50}, {Page: 57, Limit: 50}, {Page: 101, Limit: 20}, {Page: 34, Limit: 87},
 			{Page: 60, Limit: 100}, {Page: 61, Limit: 100}} {
 			got, total, err := s.List(ctx, b.org, f, pg)
@@ -144,7 +144,7 @@ func TestSearchCountsUpToTheCap(t *testing.T) {
 	s, b := setupList(t)
 	ctx := context.Background()
 	b.seed(t, countCap+500, "Ada Lovelace")
-	rows, total, err := s.List(ctx, b.org, Filter{Search: "1234"}, paging.Params{Page: 1, Limit: 20})
+	rows, total, err := s.List(ctx, b.org, Filter{Viewer: EveryContact, Search: "1234"}, paging.Params{Page: 1, Limit: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestSearchCountsUpToTheCap(t *testing.T) {
 			t.Fatalf("%+v does not match", r.Contact)
 		}
 	}
-	_, total, err = s.List(ctx, b.org, Filter{Search: "lovelace"}, paging.Params{Page: 1, Limit: 20})
+	_, total, err = s.List(ctx, b.org, Filter{Viewer: EveryContact, Search: "lovelace"}, paging.Params{Page: 1, Limit: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +172,11 @@ func TestListIsScopedToTheOrganization(t *testing.T) {
 	other := &listBundle{db: b.db, org: uuid.New(), acc: b.acc}
 	exec(t, b.db, `INSERT INTO organizations (id, name, slug) VALUES (?, 'Other', ?)`, other.org, "org-"+other.org.String()[:8])
 	other.seed(t, 3000, "Other")
-	rows, total, err := s.List(context.Background(), b.org, Filter{}, paging.Params{Page: 45, Limit: 50})
+	rows, total, err := s.List(context.Background(), b.org, Filter{Viewer: EveryContact}, paging.Params{Page: 45, Limit: 50})
 	if err != nil || len(rows) != 0 || total.N != 0 {
 		t.Fatalf("an empty organization sees %d rows, total %+v, %v", len(rows), total, err)
 	}
-	rows, _, err = s.List(context.Background(), b.org, Filter{Search: "Other"}, paging.Params{Page: 1, Limit: 20})
+	rows, _, err = s.List(context.Background(), b.org, Filter{Viewer: EveryContact, Search: "Other"}, paging.Params{Page: 1, Limit: 20})
 	if err != nil || len(rows) != 0 {
 		t.Fatalf("search finds %d rows of another organization (%v)", len(rows), err)
 	}
@@ -192,7 +192,7 @@ func TestMaskedSearchMatchesOnlyWholeNumbers(t *testing.T) {
 		(?, '+15550190002', '+1 555 077 1234'), (?, '+15550190003', 'Bob 555')`, b.org, b.org, b.org)
 	names := func(search string, masked bool) string {
 		t.Helper()
-		rows, _, err := s.List(context.Background(), b.org, Filter{Search: search, MaskedNumbers: masked}, paging.Params{Page: 1, Limit: 10})
+		rows, _, err := s.List(context.Background(), b.org, Filter{Viewer: EveryContact, Search: search, MaskedNumbers: masked}, paging.Params{Page: 1, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,11 +238,11 @@ func TestListFiltersByTag(t *testing.T) {
 	}
 	tag(b.org, "vip", 7)
 	tag(other.org, "vip", 5)
-	rows, total, err := s.List(ctx, b.org, Filter{Tag: "VIP"}, paging.Params{Page: 1, Limit: 5})
+	rows, total, err := s.List(ctx, b.org, Filter{Viewer: EveryContact, Tag: "VIP"}, paging.Params{Page: 1, Limit: 5})
 	if err != nil || len(rows) != 5 || total.N != 7 {
 		t.Fatalf("tag vip: %d rows, total %+v, %v", len(rows), total, err)
 	}
-	rows, total, err = s.List(ctx, b.org, Filter{Tag: "vip"}, paging.Params{Page: 2, Limit: 5})
+	rows, total, err = s.List(ctx, b.org, Filter{Viewer: EveryContact, Tag: "vip"}, paging.Params{Page: 2, Limit: 5})
 	if err != nil || len(rows) != 2 || total.N != 7 {
 		t.Fatalf("tag vip, page 2: %d rows, total %+v, %v", len(rows), total, err)
 	}
@@ -251,7 +251,7 @@ func TestListFiltersByTag(t *testing.T) {
 			t.Fatalf("row %+v", r)
 		}
 	}
-	rows, _, err = s.List(ctx, b.org, Filter{Tag: "vip", Search: "Zed 1"}, paging.Params{Page: 1, Limit: 50})
+	rows, _, err = s.List(ctx, b.org, Filter{Viewer: EveryContact, Tag: "vip", Search: "Zed 1"}, paging.Params{Page: 1, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestListFiltersByTag(t *testing.T) {
 			t.Fatalf("tag and search: %+v", r.Contact)
 		}
 	}
-	if rows, total, err := s.List(ctx, b.org, Filter{Tag: "nobody"}, paging.Params{Page: 1, Limit: 20}); err != nil || len(rows) != 0 || total.N != 0 {
+	if rows, total, err := s.List(ctx, b.org, Filter{Viewer: EveryContact, Tag: "nobody"}, paging.Params{Page: 1, Limit: 20}); err != nil || len(rows) != 0 || total.N != 0 {
 		t.Fatalf("an unknown tag: %d rows, total %+v, %v", len(rows), total, err)
 	}
 }

@@ -25,6 +25,7 @@ const (
 	MessageCreated   = "message.created"   // a message stored, received or sent
 	MessageStatus    = "message.status"    // a message's delivery status moved on
 	ContactAssigned  = "contact.assigned"  // a contact's assignee changed
+	ContactRead      = "contact.read"      // a conversation was marked read (its unread count changed)
 	TransferCreated  = "transfer.created"  // a chat transfer to agents was requested
 	TransferAssigned = "transfer.assigned" // picked up by, or assigned to, an agent
 	TransferResumed  = "transfer.resumed"  // the chatbot took the conversation back
@@ -42,7 +43,7 @@ const (
 )
 
 // Types lists the published types (the OpenAPI enum).
-var Types = []string{MessageCreated, MessageStatus, ContactAssigned, TransferCreated, TransferAssigned, TransferResumed,
+var Types = []string{MessageCreated, MessageStatus, ContactAssigned, ContactRead, TransferCreated, TransferAssigned, TransferResumed,
 	CallRinging, CallAnswered, CallEnded, CampaignProgress, ImportProgress, Reset, End}
 
 // Contact is the contact an event is about. Phone numbers and contact names

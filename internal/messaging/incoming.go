@@ -69,9 +69,16 @@ func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Cont
 	if res.Error != nil || res.RowsAffected == 0 {
 		return nil, uuid.Nil, res.Error
 	}
+	// The inbox's columns move in the same statement: one more unread
+	// message, and the preview when this message is the latest (SET reads
+	// the row as it was, so the CASE compares with the previous last one).
 	if err := tx.WithContext(ctx).Exec(`UPDATE contacts SET
+		unread_count = unread_count + 1,
+		last_message_preview = CASE WHEN ? >= COALESCE(last_message_at, '-infinity') THEN ? ELSE last_message_preview END,
+		last_message_direction = CASE WHEN ? >= COALESCE(last_message_at, '-infinity') THEN ? ELSE last_message_direction END,
 		last_message_at = GREATEST(COALESCE(last_message_at, ?), ?),
-		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ?`, at, at, at, at, c.ID).Error; err != nil {
+		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ?`,
+		at, Preview(typ, content), at, models.DirectionIncoming, at, at, at, at, c.ID).Error; err != nil {
 		return nil, uuid.Nil, err
 	}
 	eventID, err := s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventMessageIncoming, eventData(&m, c, accountName))

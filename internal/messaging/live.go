@@ -31,6 +31,13 @@ type LiveStatus struct {
 	Status    models.MessageStatus `json:"status"`
 }
 
+// LiveRead is the data of a contact.read event: the conversation was
+// marked read, and this many incoming messages are still unread.
+type LiveRead struct {
+	ContactID   uuid.UUID `json:"contact_id"`
+	UnreadCount int       `json:"unread_count"`
+}
+
 // messageAudience: who may read a contact's messages (GET
 // /api/contacts/{id}/messages needs messages:read), narrowed, for a user
 // without contacts:read, to the contact's assignee and the agent holding

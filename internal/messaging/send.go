@@ -174,13 +174,16 @@ func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *mode
 	names := announcements(actor)
 	// A status webhook may already have matched the message through its
 	// callback data; then only the id is left to set. The contact's last
-	// activity moves in the same statement.
+	// activity and the inbox's preview move in the same statement.
 	settle := func(db *gorm.DB) error {
 		return db.Exec(`WITH sent AS (UPDATE messages SET platform_message_id = COALESCE(platform_message_id, ?),
 			status = CASE WHEN status = 'pending' THEN 'sent' ELSE status END,
 			sent_at = COALESCE(sent_at, ?), updated_at = now() WHERE id = ? RETURNING id)
-			UPDATE contacts SET last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
-			platformID, now, m.ID, now, now, c.ID).Error
+			UPDATE contacts SET
+				last_message_preview = CASE WHEN ? >= COALESCE(last_message_at, '-infinity') THEN ? ELSE last_message_preview END,
+				last_message_direction = CASE WHEN ? >= COALESCE(last_message_at, '-infinity') THEN ? ELSE last_message_direction END,
+				last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
+			platformID, now, m.ID, now, Preview(m.Type, m.Content.V), now, models.DirectionOutgoing, now, now, c.ID).Error
 	}
 	if !listening {
 		if err := settle(s.db.WithContext(ctx)); err != nil {

@@ -41,6 +41,11 @@ export interface AssignmentData {
   assigned_to: string | null
   previous: string | null
 }
+export interface ReadData {
+  contact_id: string
+  /** Incoming messages still unread after the conversation was marked read. */
+  unread_count: number
+}
 export interface TransferData {
   transfer_id: string
   status: 'active' | 'resumed'
@@ -95,6 +100,7 @@ export type LiveEvent =
   | Base<'message.created', MessageData>
   | Base<'message.status', StatusData>
   | Base<'contact.assigned', AssignmentData>
+  | Base<'contact.read', ReadData>
   | Base<'transfer.created' | 'transfer.assigned' | 'transfer.resumed', TransferData>
   | Base<'call.ringing' | 'call.answered' | 'call.ended', CallData>
   | Base<'campaign.progress', CampaignProgressData>
