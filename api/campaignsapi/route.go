@@ -46,7 +46,7 @@ func (h *Handlers) Routes() []web.Route {
 		{Method: "POST", Path: "/api/campaigns/:id/resend-unknown", Access: web.Perm("campaigns:update"), Bulk: true, Handler: h.resendUnknown,
 			Summary: "Put the recipients whose send outcome is unknown back to pending (a completed campaign becomes paused)", Response: resendResp{}},
 		{Method: "GET", Path: "/api/campaigns/:id/report", Access: web.Perm("campaigns:read"), Handler: h.report,
-			Summary:  "The campaign's outcome: counters and delivery, read, reply (within 72 h) and failure rates; replies counted at most a minute ago",
+			Summary:  "The campaign's outcome: counters and delivery, read, reply (within 72 h) and failure rates; replies counted at most ten seconds ago",
 			Response: reportResp{}},
 		{Method: "GET", Path: "/api/campaigns/:id/progress", Access: web.Perm("campaigns:read"), Handler: h.progress,
 			Summary: "The campaign's progress, counted now", Response: progressResp{}},

@@ -16,8 +16,11 @@ import (
 const ReplyWindow = 72 * time.Hour
 
 // repliesFresh is how old a campaign's reply count may be when its report
-// is read; older, the report counts again.
-const repliesFresh = time.Minute
+// is read; older, the report counts again. Short, since a person reading a
+// report expects the replies of the last minutes; long enough that a page
+// refreshed in a loop or many readers of one campaign count it at most
+// every ten seconds.
+const repliesFresh = 10 * time.Second
 
 // firstReply is the SQL of a recipient's (alias r) first incoming message
 // within ReplyWindow after its send: the contact of the same number in the
@@ -48,7 +51,7 @@ func (s *Service) CountReplies(ctx context.Context, orgID, id uuid.UUID) (*model
 	return &counted[0], nil
 }
 
-// Report returns the campaign with a reply count at most a minute old
+// Report returns the campaign with a reply count at most ten seconds old
 // (counted now when it is older and the campaign has sent anything).
 func (s *Service) Report(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
 	c, err := s.Get(ctx, orgID, id)
