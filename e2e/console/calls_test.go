@@ -1,0 +1,159 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"wharf/callbridge/media"
+	"wharf/internal/apptest"
+	"wharf/platformsim"
+)
+
+// TestConsoleCalls takes a call in the browser: the simulator's phone
+// calls the business, the calls panel rings in the agent's open console
+// (call.ringing, no reload), the agent answers with Chromium's fake
+// microphone, and what the browser sends reaches the phone (packets that
+// are not the bridge's ringback); hold and resume act on the call; hang up
+// ends it (call log completed). The call history then lists it, its page
+// shows its transfer and plays its recording.
+func TestConsoleCalls(t *testing.T) {
+	requireBrowser(t)
+	// The browser's ICE servers: a STUN address on loopback where nothing
+	// answers (the default is a public one; the test makes no outside
+	// connection). Host candidates carry the call.
+	f := apptest.NewFixture(t, map[string]string{"STUN_URLS": "stun:127.0.0.1:9"}, nil)
+	f.StartWorker()
+	f.StartCallBridge(nil)
+	admin := f.Admin.Auth()
+	f.Do("PUT", "/api/org/settings", map[string]any{"calling_enabled": true}, admin).Expect(t, 200)
+	ringback := map[string]bool{}
+	for rb, i := media.BuiltinRingback(), 0; i < rb.Frames(); i++ {
+		ringback[string(rb.Frame(i))] = true
+	}
+
+	type callLog struct {
+		ID                string `json:"id"`
+		Status            string `json:"status"`
+		AgentID           string `json:"agent_id"`
+		DisconnectedBy    string `json:"disconnected_by"`
+		RecordingDuration int    `json:"recording_duration"`
+	}
+	logOf := func(callID string) (callLog, bool) {
+		var out struct {
+			CallLogs []struct {
+				callLog
+				PlatformCallID string `json:"platform_call_id"`
+			} `json:"call_logs"`
+		}
+		f.Do("GET", "/api/call-logs?limit=100", nil, admin).Expect(t, 200).Into(t, &out)
+		for _, l := range out.CallLogs {
+			if l.PlatformCallID == callID {
+				return l.callLog, true
+			}
+		}
+		return callLog{}, false
+	}
+	waitLog := func(callID, what string, ok func(callLog) bool) callLog {
+		var l callLog
+		apptest.Await(t, 30*time.Second, what, func() (bool, string) {
+			var found bool
+			l, found = logOf(callID)
+			return found && ok(l), fmt.Sprintf("%+v", l)
+		})
+		return l
+	}
+
+	b := startBrowser(t, f.Server.URL)
+	p := b.newPage(t, "agent")
+	p.open("/console/")
+	signIn(p, apptest.AdminEmail, apptest.AdminPassword, adminName)
+	p.click("link", "Calls")
+	p.seeRole("heading", "Calls")
+	p.see("No call matches.")
+
+	sc, code, err := f.Sim.PlaceCall(context.Background(), platformsim.IncomingCall{PhoneNumberID: f.PhoneNumberID(), From: "15550003001", ProfileName: "Rita Caller"})
+	if err != nil || code != 200 {
+		t.Fatalf("place call: %d %v", code, err)
+	}
+	t.Cleanup(func() { _ = sc.Peer.Close() })
+
+	t.Run("the panel rings and the agent answers; the browser's audio reaches the caller", func(t *testing.T) {
+		p.in(t)
+		p.waitUntil("the panel rings", `[...document.querySelectorAll('button')].some((b) => shown(b) && (b.getAttribute('aria-label') || '').startsWith('Answer the call from'))`)
+		p.see("Incoming call from")
+		p.axe("a ringing call")
+		p.shot("ringing")
+		p.do("answer", chromedp.Click(chromedp.JSPath(withPrelude(`[...document.querySelectorAll('button')].find((b) => shown(b) && (b.getAttribute('aria-label') || '').startsWith('Answer the call from'))`))))
+		p.see("Connected ·")
+		// The history behind the panel lists the call without a reload.
+		p.waitUntil("the call in the history", `[...document.querySelectorAll('tbody tr')].some((r) => r.innerText.includes('+15550003001'))`)
+		// The log says who took it (its status stays answered until a hold).
+		waitLog(sc.ID, "the agent on the call", func(l callLog) bool { return l.Status == "answered" && l.AgentID == f.Admin.User.ID })
+		// What the phone hears from now on that is not ringback came from
+		// the browser's microphone, through the bridge.
+		apptest.Await(t, 30*time.Second, "the browser's audio at the phone", func() (bool, string) {
+			n, bytes := 0, 0
+			for _, r := range sc.Peer.Received() {
+				if !ringback[string(r.Payload)] {
+					n++
+					bytes += len(r.Payload)
+				}
+			}
+			return n >= 50, fmt.Sprintf("%d packets (%d bytes) not ringback", n, bytes)
+		})
+		// And the caller's audio plays in the page.
+		p.waitUntil("the caller's audio in the page", `(() => { const a = document.querySelector('audio'); return !!a && !!a.srcObject && a.srcObject.getAudioTracks().some((t) => t.readyState === 'live') })()`)
+	})
+
+	t.Run("hold and resume, then hang up ends the call", func(t *testing.T) {
+		p.in(t)
+		p.click("button", "Hold")
+		p.see("On hold ·")
+		waitLog(sc.ID, "the call on hold", func(l callLog) bool { return l.Status == "on_hold" })
+		p.click("button", "Resume")
+		p.see("Connected ·")
+		waitLog(sc.ID, "the call resumed", func(l callLog) bool { return l.Status == "connected" })
+		p.axe("a call in progress")
+		p.shot("call")
+		p.prefersDark(true)
+		p.shot("call-dark")
+		p.axe("a call in progress, dark")
+		p.prefersDark(false)
+		p.click("button", "Hang up")
+		p.see("You hung up the call with")
+		if l := waitLog(sc.ID, "the call completed", func(l callLog) bool { return l.Status == "completed" }); l.DisconnectedBy != "agent" {
+			t.Fatalf("ended %+v", l)
+		}
+	})
+
+	t.Run("the call history lists it and plays its recording", func(t *testing.T) {
+		p.in(t)
+		l := waitLog(sc.ID, "the recording", func(l callLog) bool { return l.RecordingDuration > 0 })
+		p.reload()
+		p.seeRole("heading", "Calls")
+		p.see("Completed")
+		p.choose("Status", "Missed")
+		p.see("No call matches.")
+		p.choose("Status", "Completed")
+		p.waitUntil("the status in the URL", `location.search.includes('status=completed')`)
+		p.waitUntil("a link to the recording", `[...document.querySelectorAll('a[aria-label]')].some((a) => a.getAttribute('aria-label').startsWith('Listen to the call of'))`)
+		p.axe("call history")
+		p.shot("history")
+		p.open("/console/calls/" + l.ID)
+		p.seeRole("heading", "The call")
+		p.see("Completed")
+		p.seeRole("heading", "Transfers")
+		p.see("(by the agent)")
+		p.click("button", "Play the recording")
+		p.waitUntil("the recording loaded", `(() => { const a = document.querySelector('audio[aria-label="The call\'s recording"]'); return !!a && a.readyState >= 1 && a.duration > 0 })()`)
+		p.axe("a call")
+		p.shot("call-detail")
+		p.prefersDark(true)
+		p.shot("call-detail-dark")
+		p.prefersDark(false)
+	})
+}
