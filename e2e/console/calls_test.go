@@ -30,6 +30,8 @@ func TestConsoleCalls(t *testing.T) {
 	f.StartCallBridge(nil)
 	admin := f.Admin.Auth()
 	f.Do("PUT", "/api/org/settings", map[string]any{"calling_enabled": true}, admin).Expect(t, 200)
+	// A team to pass calls to: the panel offers it.
+	f.Do("POST", "/api/teams", map[string]any{"name": "Billing"}, admin).Expect(t, 201)
 	ringback := map[string]bool{}
 	for rb, i := media.BuiltinRingback(), 0; i < rb.Frames(); i++ {
 		ringback[string(rb.Frame(i))] = true
@@ -41,6 +43,8 @@ func TestConsoleCalls(t *testing.T) {
 		AgentID           string `json:"agent_id"`
 		DisconnectedBy    string `json:"disconnected_by"`
 		RecordingDuration int    `json:"recording_duration"`
+		ContactID         string `json:"contact_id"`
+		Direction         string `json:"direction"`
 	}
 	logOf := func(callID string) (callLog, bool) {
 		var out struct {
@@ -116,6 +120,7 @@ func TestConsoleCalls(t *testing.T) {
 		waitLog(sc.ID, "the call on hold", func(l callLog) bool { return l.Status == "on_hold" })
 		p.click("button", "Resume")
 		p.see("Connected ·")
+		p.choose("Transfer to team", "Billing")
 		waitLog(sc.ID, "the call resumed", func(l callLog) bool { return l.Status == "connected" })
 		p.axe("a call in progress")
 		p.shot("call")
@@ -155,5 +160,72 @@ func TestConsoleCalls(t *testing.T) {
 		p.prefersDark(true)
 		p.shot("call-detail-dark")
 		p.prefersDark(false)
+	})
+
+	t.Run("an outgoing call from the contact's page, after asking for permission", func(t *testing.T) {
+		p.in(t)
+		l, _ := logOf(sc.ID)
+		// The permission request is a message: the contact must have written
+		// within 24 hours.
+		f.Incoming(platformsim.Incoming{From: "15550003001", Type: "text", Text: "Call me back, please"})
+		apptest.Await(t, 30*time.Second, "the message stored", func() (bool, string) {
+			var c struct {
+				LastMessageAt *time.Time `json:"last_message_at"`
+			}
+			f.Do("GET", "/api/contacts/"+l.ContactID, nil, admin).Expect(t, 200).Into(t, &c)
+			return c.LastMessageAt != nil, "no message yet"
+		})
+		p.open("/console/contacts/" + l.ContactID)
+		p.seeRole("heading", "Call")
+		p.see("has not allowed calls from this number.")
+		p.click("button", "Ask for permission to call")
+		p.see("was asked for permission to be called.")
+		if err := f.Sim.SetCallPermission(f.PhoneNumberID(), "15550003001", platformsim.PermissionTemporary); err != nil {
+			t.Fatal(err)
+		}
+		p.reload()
+		p.see("allows calls")
+		p.axe("the contact's call section")
+		p.shot("contact-call")
+		p.do("call", chromedp.Click(chromedp.JSPath(withPrelude(`[...document.querySelectorAll('button')].find((b) => shown(b) && !b.disabled && norm(b.textContent).startsWith('Call '))`))))
+		p.see("Connected ·")
+		var out callLog
+		var callID string
+		apptest.Await(t, 30*time.Second, "the outgoing call accepted", func() (bool, string) {
+			var list struct {
+				CallLogs []struct {
+					callLog
+					PlatformCallID string `json:"platform_call_id"`
+				} `json:"call_logs"`
+			}
+			f.Do("GET", "/api/call-logs?direction=outgoing", nil, admin).Expect(t, 200).Into(t, &list)
+			if len(list.CallLogs) == 0 {
+				return false, "no outgoing call"
+			}
+			out, callID = list.CallLogs[0].callLog, list.CallLogs[0].PlatformCallID
+			return out.Status == "accepted" || out.Status == "connected", fmt.Sprintf("%+v", out)
+		})
+		callee := f.Sim.CallPeer(callID)
+		if callee == nil {
+			t.Fatal("the simulator has no peer for the outgoing call")
+		}
+		apptest.Await(t, 30*time.Second, "the browser's audio at the callee", func() (bool, string) {
+			n := 0
+			for _, r := range callee.Received() {
+				if !ringback[string(r.Payload)] {
+					n++
+				}
+			}
+			return n >= 50, fmt.Sprintf("%d packets", n)
+		})
+		p.click("button", "Hang up")
+		p.see("You hung up the call with")
+		apptest.Await(t, 30*time.Second, "the outgoing call completed", func() (bool, string) {
+			var d struct {
+				CallLog callLog `json:"call_log"`
+			}
+			f.Do("GET", "/api/call-logs/"+out.ID, nil, admin).Expect(t, 200).Into(t, &d)
+			return d.CallLog.Status == "completed" && d.CallLog.Direction == "outgoing", fmt.Sprintf("%+v", d.CallLog)
+		})
 	})
 }

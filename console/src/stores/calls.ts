@@ -8,7 +8,7 @@
 // connect endpoint, its answer comes back, and the remote audio plays in the
 // panel's <audio> element (docs/CALLING.md).
 import { reactive, shallowRef, watch } from 'vue'
-import { api, call } from '@/api/client'
+import { api, call, sleep } from '@/api/client'
 import { listen, type EventOf } from './live'
 import { can, session } from './session'
 
@@ -214,6 +214,7 @@ export function callContact(contactId: string, account: string, who: string): Pr
       if (calls.active) {
         calls.active.callLogId = out.call_log_id
         calls.active.state = 'calling'
+        void followOutgoing(out.call_log_id)
       }
     } catch (e) {
       release()
@@ -221,6 +222,31 @@ export function callContact(contactId: string, account: string, who: string): Pr
       throw e
     }
   })
+}
+
+/** Outgoing calls send no call.answered: their log says when the callee picks up or declines. */
+const OUTGOING_POLL_MS = 1500
+const finalStatuses = new Set(['completed', 'missed', 'rejected', 'failed'])
+
+async function followOutgoing(callLogId: string): Promise<void> {
+  if (!can('call_logs:read')) return
+  while (calls.active?.callLogId === callLogId && calls.active.state === 'calling') {
+    await sleep(OUTGOING_POLL_MS)
+    let status: string
+    try {
+      status = (await call(() => api.GET('/api/call-logs/{id}', { params: { path: { id: callLogId } } }))).call_log.status
+    } catch {
+      continue
+    }
+    const a = calls.active
+    if (a?.callLogId !== callLogId) return
+    if (finalStatuses.has(status)) {
+      finish(status === 'rejected' ? `${a.who} declined the call.` : status === 'missed' ? `${a.who} did not answer.` : `The call to ${a.who} ended.`)
+    } else if (status === 'accepted' || status === 'connected') {
+      a.state = 'connected'
+      a.since = Date.now()
+    }
+  }
 }
 
 export function hold(): Promise<void> {
