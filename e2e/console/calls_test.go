@@ -30,8 +30,13 @@ func TestConsoleCalls(t *testing.T) {
 	f.StartCallBridge(nil)
 	admin := f.Admin.Auth()
 	f.Do("PUT", "/api/org/settings", map[string]any{"calling_enabled": true}, admin).Expect(t, 200)
-	// A team to pass calls to: the panel offers it.
-	f.Do("POST", "/api/teams", map[string]any{"name": "Billing"}, admin).Expect(t, 201)
+	// A team to pass calls to (the panel offers it), with Ann in it; Bob is
+	// in no team.
+	var billing struct{ ID string }
+	f.Do("POST", "/api/teams", map[string]any{"name": "Billing"}, admin).Expect(t, 201).Into(t, &billing)
+	ann := f.CreateUser(admin, "ann@wharf.test", "Agent")
+	f.CreateUser(admin, "bob@wharf.test", "Agent")
+	f.Do("POST", "/api/teams/"+billing.ID+"/members", map[string]any{"user_id": ann.User.ID, "role": "agent"}, admin).Expect(t, 201)
 	ringback := map[string]bool{}
 	for rb, i := media.BuiltinRingback(), 0; i < rb.Frames(); i++ {
 		ringback[string(rb.Frame(i))] = true
@@ -227,5 +232,48 @@ func TestConsoleCalls(t *testing.T) {
 			f.Do("GET", "/api/call-logs/"+out.ID, nil, admin).Expect(t, 200).Into(t, &d)
 			return d.CallLog.Status == "completed" && d.CallLog.Direction == "outgoing", fmt.Sprintf("%+v", d.CallLog)
 		})
+	})
+
+	t.Run("a call passed to a team rings for its member, never for an agent outside it", func(t *testing.T) {
+		p.in(t)
+		pa := b.newPage(t, "ann")
+		pa.open("/console/")
+		signIn(pa, "ann@wharf.test", "password-123", "User ann@wharf.test")
+		pbob := b.newPage(t, "bob")
+		pbob.open("/console/")
+		signIn(pbob, "bob@wharf.test", "password-123", "User bob@wharf.test")
+		answerButton := `[...document.querySelectorAll('button')].some((b) => shown(b) && (b.getAttribute('aria-label') || '').startsWith('Answer the call from'))`
+		click := func(pg *page) {
+			pg.do("answer", chromedp.Click(chromedp.JSPath(withPrelude(`[...document.querySelectorAll('button')].find((b) => shown(b) && (b.getAttribute('aria-label') || '').startsWith('Answer the call from'))`))))
+		}
+
+		second, code, err := f.Sim.PlaceCall(context.Background(), platformsim.IncomingCall{PhoneNumberID: f.PhoneNumberID(), From: "15550003002", ProfileName: "Tom Caller"})
+		if err != nil || code != 200 {
+			t.Fatalf("place call: %d %v", code, err)
+		}
+		t.Cleanup(func() { _ = second.Peer.Close() })
+		// No team yet: it rings for everyone who takes calls.
+		p.waitUntil("the admin's panel rings", answerButton)
+		pbob.waitUntil("bob's panel rings", answerButton)
+		click(p)
+		p.see("Connected ·")
+		pbob.waitUntil("bob's panel stops ringing once answered", "!"+answerButton)
+		// From now on, Bob's page notes any ringing at all.
+		eval[bool](pbob, `(() => { window.rang = false; new MutationObserver(() => { if (`+answerButton+`) window.rang = true })
+  .observe(document.body, { subtree: true, childList: true, attributes: true }); return true })()`)
+		p.choose("Transfer to team", "Billing")
+		p.click("button", "Transfer")
+		p.see("was passed to Billing.")
+		pa.waitUntil("ann's panel rings for Billing's call", answerButton)
+		pa.shot("ringing-team")
+		click(pa)
+		pa.see("Connected ·")
+		waitLog(second.ID, "ann on the call", func(l callLog) bool { return l.AgentID == ann.User.ID })
+		if eval[bool](pbob, `window.rang === true || `+answerButton) {
+			t.Fatal("the call passed to Billing rang for an agent outside the team")
+		}
+		pa.click("button", "Hang up")
+		pa.see("You hung up the call with")
+		waitLog(second.ID, "the second call completed", func(l callLog) bool { return l.Status == "completed" })
 	})
 }
