@@ -33,7 +33,7 @@ func TestConsoleCalls(t *testing.T) {
 	// A team to pass calls to (the panel offers it), with Ann in it; Bob is
 	// in no team.
 	var billing struct{ ID string }
-	f.Do("POST", "/api/teams", map[string]any{"name": "Billing"}, admin).Expect(t, 201).Into(t, &billing)
+	f.Do("POST", "/api/teams", map[string]any{"name": "Billing", "assignment_strategy": "manual"}, admin).Expect(t, 201).Into(t, &billing)
 	ann := f.CreateUser(admin, "ann@wharf.test", "Agent")
 	f.CreateUser(admin, "bob@wharf.test", "Agent")
 	f.Do("POST", "/api/teams/"+billing.ID+"/members", map[string]any{"user_id": ann.User.ID, "role": "agent"}, admin).Expect(t, 201)
@@ -275,5 +275,39 @@ func TestConsoleCalls(t *testing.T) {
 		pa.click("button", "Hang up")
 		pa.see("You hung up the call with")
 		waitLog(second.ID, "the second call completed", func(l callLog) bool { return l.Status == "completed" })
+	})
+
+	t.Run("a panel opened while calls wait rings for those the user may take only", func(t *testing.T) {
+		p.in(t)
+		billingCall, code, err := f.Sim.PlaceCall(context.Background(), platformsim.IncomingCall{PhoneNumberID: f.PhoneNumberID(), From: "15550003004"})
+		if err != nil || code != 200 {
+			t.Fatalf("place call: %d %v", code, err)
+		}
+		t.Cleanup(func() { _ = billingCall.Peer.Close() })
+		p.waitUntil("the admin's panel rings", `!!byRole('button', 'Answer the call from +15550003004')`)
+		p.click("button", "Answer the call from +15550003004")
+		p.see("Connected ·")
+		p.choose("Transfer to team", "Billing")
+		p.click("button", "Transfer")
+		p.see("was passed to Billing.")
+		general, code, err := f.Sim.PlaceCall(context.Background(), platformsim.IncomingCall{PhoneNumberID: f.PhoneNumberID(), From: "15550003005"})
+		if err != nil || code != 200 {
+			t.Fatalf("place call: %d %v", code, err)
+		}
+		t.Cleanup(func() { _ = general.Peer.Close() })
+		p.waitUntil("the general call rings", `!!byRole('button', 'Answer the call from +15550003005')`)
+		// Both wait (Billing's unassigned: the strategy is manual). A page
+		// Bob opens now learns of them from GET /api/call-transfers alone.
+		pbob := b.newPage(t, "bob-later")
+		pbob.open("/console/")
+		signIn(pbob, "bob@wharf.test", "password-123", "User bob@wharf.test")
+		pbob.waitUntil("bob's panel rings for the general call", `!!byRole('button', 'Answer the call from +15550003005')`)
+		if pbob.has("button", "Answer the call from +15550003004") {
+			t.Fatal("a panel rings for a team's call for an agent outside the team")
+		}
+		pa := b.newPage(t, "ann-later")
+		pa.open("/console/")
+		signIn(pa, "ann@wharf.test", "password-123", "User ann@wharf.test")
+		pa.waitUntil("ann's panel rings for both", `!!byRole('button', 'Answer the call from +15550003005') && !!byRole('button', 'Answer the call from +15550003004')`)
 	})
 }

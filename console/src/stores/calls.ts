@@ -53,6 +53,7 @@ let mic: MediaStream | null = null
 // call (the server ends it when its leg goes quiet or the caller hangs up).
 watch([() => session.token !== null, () => session.org?.id], ([signedIn], [, oldOrg]) => {
   if (!signedIn || session.org?.id !== oldOrg) {
+    myTeams = null
     release()
     calls.active = null
     calls.ringing = []
@@ -98,12 +99,34 @@ function onEvent(e: EventOf<'call.ringing' | 'call.answered' | 'call.ended'>): v
   }
 }
 
+/**
+ * The teams whose calls this user may take, when the list says it (an
+ * agent's GET /api/teams is their own teams); null for supervisors
+ * (transfers:assign: any call) and for users whose list is every team.
+ */
+let myTeams: Set<string> | null = null
+
+/**
+ * Whether a waiting call is this user's to take, by the rule the server
+ * applies to call.ringing: the agent it was given to; else anyone for a call
+ * without a team; a team's call, its members and supervisors.
+ */
+function mayTake(teamId: string | null | undefined, agentId: string | null | undefined): boolean {
+  if (agentId) return agentId === session.me?.id
+  return !teamId || can('transfers:assign') || (myTeams?.has(teamId) ?? false)
+}
+
 /** The waiting calls, read again after a gap in the stream. */
 async function resync(): Promise<void> {
   if (!can('call_transfers:read')) return
+  if (myTeams === null && !can('transfers:assign') && can('teams:read') && !can('teams:update')) {
+    myTeams = new Set(((await call(() => api.GET('/api/teams'))).teams ?? []).map((t) => t.id))
+  }
   const out = await call(() => api.GET('/api/call-transfers', { params: { query: { status: 'waiting', limit: 50 } } }))
+  // The list has every waiting call of the organization; the panel rings
+  // only for those the server would have rung this user for.
   calls.ringing = (out.call_transfers ?? [])
-    .filter((t) => (!t.agent_id || t.agent_id === session.me?.id) && t.call_log_id !== calls.active?.callLogId)
+    .filter((t) => mayTake(t.team_id, t.agent_id) && t.call_log_id !== calls.active?.callLogId)
     .map((t) => ({ transferId: t.id, callLogId: t.call_log_id, who: t.caller_phone, teamId: t.team_id ?? null }))
 }
 
