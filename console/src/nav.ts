@@ -19,6 +19,8 @@ export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' } },
   { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read' },
   { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read' },
+  { label: 'Transfers', to: { name: 'transfers' }, permission: 'transfers:read' },
+  { label: 'Calls', to: { name: 'calls' }, permission: 'call_logs:read' },
   { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
   { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },
   { label: 'Users', to: { name: 'users' }, permission: 'users:read' },

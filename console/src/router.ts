@@ -126,6 +126,24 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Team', requires: { permission: 'teams:read' } },
       },
       {
+        path: 'transfers',
+        name: 'transfers',
+        component: () => import('@/pages/transfers/TransfersPage.vue'),
+        meta: { title: 'Transfers', requires: { permission: 'transfers:read' } },
+      },
+      {
+        path: 'calls',
+        name: 'calls',
+        component: () => import('@/pages/calls/CallsPage.vue'),
+        meta: { title: 'Calls', requires: { permission: 'call_logs:read' } },
+      },
+      {
+        path: 'calls/:id',
+        name: 'call',
+        component: () => import('@/pages/calls/CallPage.vue'),
+        meta: { title: 'Call', requires: { permission: 'call_logs:read' } },
+      },
+      {
         path: 'api-keys',
         name: 'api-keys',
         component: () => import('@/pages/apikeys/ApiKeysPage.vue'),

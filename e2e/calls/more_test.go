@@ -2,6 +2,7 @@ package calls_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
@@ -335,6 +336,14 @@ func TestCallTransfersStayInTheirTeam(t *testing.T) {
 	e.Do("POST", "/api/teams", map[string]any{"name": "Billing", "assignment_strategy": "manual"}, e.admin).Expect(t, 201).Into(t, &team)
 	e.Do("POST", "/api/teams/"+team.ID+"/members", map[string]any{"user_id": member.User.ID, "role": "agent"}, e.admin).Expect(t, 201)
 
+	// The outsider's and the member's event streams: the team's ringing goes
+	// to the member only (checked at the end).
+	outStream := e.OpenStream(e.Server.URL, "/api/events", outsider.Auth(), nil)
+	inStream := e.OpenStream(e.Server.URL, "/api/events", member.Auth(), nil)
+	if outStream.Status != 200 || inStream.Status != 200 {
+		t.Fatalf("streams: %d %d", outStream.Status, inStream.Status)
+	}
+
 	sc, tr := e.call()
 	e.connect(e.admin, e.agent("first"), tr.ID, "FIRST")
 	e.Do("POST", "/api/call-transfers/initiate", map[string]any{"call_log_id": tr.CallLogID, "team_id": team.ID}, e.admin).Expect(t, 200)
@@ -359,5 +368,59 @@ func TestCallTransfersStayInTheirTeam(t *testing.T) {
 	e.connect(member.Auth(), e.agent("member"), next.ID, "MEMBER")
 	if l := e.callLog(tr.CallLogID); l.AgentID != member.User.ID {
 		t.Fatalf("call log after the member took it: %+v", l)
+	}
+
+	// The member's stream rang for the team's transfer and said it was
+	// answered; the outsider's carried the first transfer's events (no
+	// team: anyone may take it) and nothing of the team's.
+	transfersOn := func(s *apptest.EventStream, until string) map[string][]string {
+		seen := map[string][]string{}
+		deadline := time.Now().Add(apptest.MinWait)
+		for time.Now().Before(deadline) {
+			ev, ok := s.Next(time.Until(deadline))
+			if !ok {
+				break
+			}
+			var ce struct {
+				Type string `json:"type"`
+				Data struct {
+					CallTransferID string `json:"call_transfer_id"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(ev.Data), &ce); err != nil {
+				t.Fatal(err)
+			}
+			seen[ce.Data.CallTransferID] = append(seen[ce.Data.CallTransferID], ce.Type)
+			if ce.Data.CallTransferID == until && ce.Type == "call.answered" {
+				break
+			}
+		}
+		return seen
+	}
+	if got := transfersOn(inStream, next.ID)[next.ID]; len(got) != 2 || got[0] != "call.ringing" || got[1] != "call.answered" {
+		t.Fatalf("the member's stream carried %v of the team's transfer", got)
+	}
+	// The outsider's stream: read up to the first transfer's answer, then
+	// whatever came within a quiet second after the member's answer.
+	seen := transfersOn(outStream, tr.ID)
+	for {
+		ev, ok := outStream.Next(time.Second)
+		if !ok {
+			break
+		}
+		var ce struct {
+			Data struct {
+				CallTransferID string `json:"call_transfer_id"`
+			} `json:"data"`
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal([]byte(ev.Data), &ce)
+		seen[ce.Data.CallTransferID] = append(seen[ce.Data.CallTransferID], ce.Type)
+	}
+	if got := seen[tr.ID]; len(got) < 2 || got[0] != "call.ringing" {
+		t.Fatalf("the outsider's stream carried %v of the first transfer", got)
+	}
+	if got := seen[next.ID]; len(got) != 0 {
+		t.Fatalf("the outsider's stream carried the team's transfer: %v", got)
 	}
 }

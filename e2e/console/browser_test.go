@@ -72,6 +72,10 @@ func startBrowser(t *testing.T, base string) *browser {
 		chromedp.Flag("no-pings", true),
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("no-first-run", true),
+		// The calls panel takes the microphone: Chromium's fake device (a
+		// beep) without asking, so that a test can answer a call.
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
 		chromedp.WindowSize(1280, 860),
 	}
 	opts = append(chromedp.DefaultExecAllocatorOptions[:], opts...)
