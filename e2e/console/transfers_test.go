@@ -77,7 +77,8 @@ func TestConsoleTransfers(t *testing.T) {
 	t.Run("a team's transfer appears live in its agent's queue and is picked up", func(t *testing.T) {
 		pa.in(t)
 		pm.in(t)
-		f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": contact("+15550002001", "Clara Billing"),
+		clara := contact("+15550002001", "Clara Billing")
+		f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": clara,
 			"team_id": team.ID, "notes": "Asks about an invoice"}, admin).Expect(t, 201).Into(t, &billing)
 		pa.see("Clara Billing")
 		pa.see("Asks about an invoice")
@@ -107,7 +108,8 @@ func TestConsoleTransfers(t *testing.T) {
 		pm.waitUntil("the admin's Billing counts 0", waiting("Billing", 0))
 		pm.waitUntil("Clara with Ann on the admin's page", `[...document.querySelectorAll('tbody tr')].some((r) => r.innerText.includes('Clara Billing') && r.innerText.includes('User ann@wharf.test'))`)
 		pa.click("link", "Open the conversation with Clara Billing")
-		pa.waitUntil("the contact's page", `location.pathname.includes(`+js(billing.ID)+`) || location.pathname.includes('/contacts/') || location.pathname.includes('/inbox')`)
+		pa.waitUntil("the conversation in the inbox", `location.pathname === '/console/inbox' && new URLSearchParams(location.search).get('c') === `+js(clara))
+		pa.seeRole("heading", "Clara Billing")
 	})
 
 	t.Run("the admin assigns a general transfer to the agent, who resumes the bot", func(t *testing.T) {
