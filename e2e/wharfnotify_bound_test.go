@@ -31,7 +31,9 @@ func TestWharfNotificationConditionMemoryBound(t *testing.T) {
 	wharfAccount(t, e, c, "Main", e.WABA, true)
 	tpl := c.data("POST", "/api/resource/Platform%20Template", map[string]any{"template_name": "order_seen",
 		"language_code": "en_US", "category": "UTILITY", "template": "Order {{1}} seen"}, 201)["name"].(string)
-	apptest.Eventually(t, 10*time.Second, "template approved", func() bool {
+	// Correctness, not speed: the submission goes through the worker process
+	// and the simulator's approval webhook, which a loaded machine slows.
+	apptest.Eventually(t, 30*time.Second, "template approved", func() bool {
 		return c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(tpl), nil, 200)["status"] == "APPROVED"
 	})
 	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Shop Order", "fields": []map[string]any{
