@@ -46,17 +46,6 @@ const Base = "/console/"
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; media-src 'self' blob:; font-src 'self'; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
-// SandboxPage is the page that runs custom actions' JavaScript for the
-// console (console/public/sandbox.html), framed by the inbox.
-const SandboxPage = "sandbox.html"
-
-// SandboxCSP is the policy of SandboxPage: sandboxed (an opaque origin, so
-// the code cannot read the console's cookies or storage, nor call the api
-// as the user), scripts only its own file plus the eval it exists for, no
-// request of any kind, and framed only by the console.
-const SandboxCSP = "default-src 'none'; script-src 'self' 'unsafe-eval'; sandbox allow-scripts; base-uri 'none'; form-action 'none'; " +
-	"frame-ancestors 'self'"
-
 // notBuiltCSP is the policy of the how-to-build page: its own inline style,
 // nothing else.
 const notBuiltCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -136,13 +125,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(notBuiltPage))
 		return
 	}
+	hdr.Set("Content-Security-Policy", CSP)
 	name := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(r.URL.Path, Base)), "/")
-	if name == SandboxPage {
-		hdr.Set("Content-Security-Policy", SandboxCSP)
-		hdr.Set("X-Frame-Options", "SAMEORIGIN")
-	} else {
-		hdr.Set("Content-Security-Policy", CSP)
-	}
 	f, ok := h.files[name]
 	switch {
 	case ok && strings.HasPrefix(name, "assets/"):

@@ -19,8 +19,6 @@ func built() *Handler {
 		"assets/index-abc123.js":  {Data: []byte(script)},
 		"assets/index-abc123.css": {Data: []byte("body{margin:0}")},
 		"favicon.svg":             {Data: []byte("<svg/>")},
-		"sandbox.html":            {Data: []byte(`<!doctype html><script src="sandbox.js"></script>`)},
-		"sandbox.js":              {Data: []byte("'use strict'")},
 	})
 }
 
@@ -82,31 +80,6 @@ func TestPolicyForbidsInlineScriptEvalAndFraming(t *testing.T) {
 		if strings.Contains(CSP, bad) {
 			t.Errorf("CSP allows %q: %s", bad, CSP)
 		}
-	}
-}
-
-// The custom-action sandbox is the one page that may run eval and be
-// framed, and only sandboxed (an opaque origin: nothing of the console's
-// cookies or storage), by the console itself, with no request allowed;
-// its script is an ordinary console file.
-func TestSandboxPageIsSandboxedAndFramedOnlyByTheConsole(t *testing.T) {
-	h := built()
-	w := serve(h, "GET", "/console/sandbox.html")
-	if w.Code != 200 || w.Header().Get("Content-Security-Policy") != SandboxCSP || w.Header().Get("X-Frame-Options") != "SAMEORIGIN" {
-		t.Fatalf("sandbox page: %d %v", w.Code, w.Header())
-	}
-	for _, want := range []string{"sandbox allow-scripts;", "default-src 'none'", "frame-ancestors 'self'", "script-src 'self' 'unsafe-eval';"} {
-		if !strings.Contains(SandboxCSP, want) {
-			t.Errorf("SandboxCSP lacks %q: %s", want, SandboxCSP)
-		}
-	}
-	for _, bad := range []string{"allow-same-origin", "unsafe-inline", "connect-src", "*"} {
-		if strings.Contains(SandboxCSP, bad) {
-			t.Errorf("SandboxCSP allows %q: %s", bad, SandboxCSP)
-		}
-	}
-	if w := serve(h, "GET", "/console/sandbox.js"); w.Header().Get("Content-Security-Policy") != CSP || w.Header().Get("X-Frame-Options") != "DENY" {
-		t.Fatalf("sandbox script: %v", w.Header())
 	}
 }
 

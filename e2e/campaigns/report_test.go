@@ -22,6 +22,12 @@ func TestCampaignReportCountsRepliesWithinTheWindow(t *testing.T) {
 	from := func(i int) string { return number(i)[1:] }
 	// number(3) wrote before the campaign: not a reply.
 	f.Incoming(platformsim.Incoming{From: from(3), Type: "text", Text: "hello before"})
+	// A minute before, so that the campaign's sends are not of the same
+	// second (which would count it).
+	apptest.Eventually(t, 10*time.Second, "the early message stored", func() bool {
+		return f.DB.Exec(`UPDATE messages SET occurred_at = occurred_at - interval '1 minute' WHERE organization_id = ? AND direction = 'incoming'`,
+			f.OrgID).RowsAffected == 1
+	})
 	c := f.campaign(5, nil)
 	f.Do("POST", "/api/campaigns/"+c.ID+"/start", nil, a).Expect(t, 200)
 	f.waitStatus(c.ID, "completed", 30*time.Second)

@@ -105,6 +105,12 @@ func TestConsoleCampaignFromContacts(t *testing.T) {
 			}
 		}
 		f.Incoming(platformsim.Incoming{From: strings.TrimPrefix(recipientNumber(0), "+"), Type: "text", Text: "Thanks!"})
+		apptest.Eventually(t, 30*time.Second, "the reply stored", func() bool {
+			var n int64
+			f.DB.Raw(`SELECT count(*) FROM messages m JOIN contacts c ON c.id = m.contact_id WHERE c.phone_number = ? AND m.direction = 'incoming'`,
+				recipientNumber(0)).Scan(&n)
+			return n == 1
+		})
 		// The report counts replies again when its count is ten seconds old.
 		deadline := time.Now().Add(apptest.WaitSlack * 30 * time.Second)
 		for !eval[bool](p, `/Replied \(72 h\)\s*50\.0%/.test(pageText())`) {

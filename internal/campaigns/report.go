@@ -25,10 +25,13 @@ const repliesFresh = 10 * time.Second
 // firstReply is the SQL of a recipient's (alias r) first incoming message
 // within ReplyWindow after its send: the contact of the same number in the
 // organization (unique), its messages by the (contact_id, occurred_at)
-// index. NULL when it did not answer, or was not sent.
+// index. NULL when it did not answer, or was not sent. The provider dates
+// messages to the second, so a message of the send's own second counts:
+// compared to the send's exact time, a quick answer would be missed.
 const firstReply = `(SELECT min(m.occurred_at) FROM contacts rc JOIN messages m ON m.contact_id = rc.id
 	WHERE rc.organization_id = r.organization_id AND rc.phone_number = r.phone_number
-	  AND m.direction = 'incoming' AND m.occurred_at > r.sent_at AND m.occurred_at <= r.sent_at + interval '72 hours')`
+	  AND m.direction = 'incoming' AND m.occurred_at >= date_trunc('second', r.sent_at)
+	  AND m.occurred_at <= r.sent_at + interval '72 hours')`
 
 // CountReplies counts the campaign's recipients who answered within the
 // window and keeps the count on the campaign (replied_count), for the
