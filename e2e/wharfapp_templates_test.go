@@ -55,7 +55,7 @@ func TestWharfAppTemplates(t *testing.T) {
 			"button_label": "Track", "url": "https://acme.example/track"}}}, 201)
 	name := doc["name"].(string)
 	var got map[string]any
-	apptest.Eventually(t, 10*time.Second, "template submitted and approved", func() bool {
+	apptest.Eventually(t, 30*time.Second, "template submitted and approved", func() bool {
 		got = c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(name), nil, 200)
 		return got["template_id"] != nil && got["status"] == "APPROVED"
 	})
@@ -98,7 +98,7 @@ func TestWharfAppTemplates(t *testing.T) {
 	if code, err := e.Sim.SetTemplateStatus(context.Background(), got["template_id"].(string), "REJECTED", "INVALID_FORMAT"); err != nil || code != 200 {
 		t.Fatalf("set template status: %d %v", code, err)
 	}
-	apptest.Eventually(t, 10*time.Second, "template REJECTED from the webhook", func() bool {
+	apptest.Eventually(t, 30*time.Second, "template REJECTED from the webhook", func() bool {
 		return c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(name), nil, 200)["status"] == "REJECTED"
 	})
 

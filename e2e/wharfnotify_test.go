@@ -33,7 +33,7 @@ func TestWharfNotifications(t *testing.T) {
 	wharfAccount(t, e, c, "Main", e.WABA, true)
 	tpl := c.data("POST", "/api/resource/Platform%20Template", map[string]any{"template_name": "order_ready",
 		"language_code": "en_US", "category": "UTILITY", "template": "Hello {{1}}, order {{2}} is ready"}, 201)["name"].(string)
-	apptest.Eventually(t, 10*time.Second, "template approved", func() bool {
+	apptest.Eventually(t, 30*time.Second, "template approved", func() bool {
 		return c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(tpl), nil, 200)["status"] == "APPROVED"
 	})
 	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Shop Order", "fields": []map[string]any{
@@ -119,7 +119,7 @@ func TestWharfNotificationHeaderAndButton(t *testing.T) {
 		"template": "Invoice {{1}} is ready",
 		"buttons": []map[string]any{{"button_type": "Quick Reply", "button_label": "Thanks"},
 			{"button_type": "URL", "button_label": "Track", "url": "https://shop.example.test/track/{{1}}"}}}, 201)["name"].(string)
-	apptest.Eventually(t, 10*time.Second, "template approved", func() bool {
+	apptest.Eventually(t, 30*time.Second, "template approved", func() bool {
 		return c.data("GET", "/api/resource/Platform%20Template/"+url.PathEscape(tpl), nil, 200)["status"] == "APPROVED"
 	})
 	c.data("POST", "/api/resource/DocType", map[string]any{"name": "Sales Invoice", "fields": []map[string]any{
