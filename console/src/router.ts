@@ -185,6 +185,13 @@ const routes: RouteRecordRaw[] = [
         component: () => import('@/pages/imports/ImportsPage.vue'),
         meta: { title: 'Imports and exports', requires: { anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] } },
       },
+      // Canned responses, custom actions, platform flows, catalogs (issue 23).
+      {
+        path: 'canned-responses',
+        name: 'canned-responses',
+        component: () => import('@/pages/canned/CannedPage.vue'),
+        meta: { title: 'Canned responses', requires: { permission: 'canned_responses:read' } },
+      },
       {
         path: ':pathMatch(.*)*',
         name: 'not-found',
