@@ -193,6 +193,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Canned responses', requires: { permission: 'canned_responses:read' } },
       },
       {
+        path: 'custom-actions',
+        name: 'custom-actions',
+        component: () => import('@/pages/customactions/CustomActionsPage.vue'),
+        meta: { title: 'Custom actions', requires: { permission: 'custom_actions:read' } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),
