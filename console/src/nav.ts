@@ -31,6 +31,7 @@ export const pages: PageLink[] = [
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
   { label: 'Canned responses', to: { name: 'canned-responses' }, permission: 'canned_responses:read' },
   { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read' },
+  { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' } },
 ]

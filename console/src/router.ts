@@ -199,6 +199,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Custom actions', requires: { permission: 'custom_actions:read' } },
       },
       {
+        path: 'platform-flows',
+        name: 'platform-flows',
+        component: () => import('@/pages/pflows/PlatformFlowsPage.vue'),
+        meta: { title: 'Platform flows', requires: { permission: 'flows:read' } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),
