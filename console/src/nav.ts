@@ -32,6 +32,7 @@ export const pages: PageLink[] = [
   { label: 'Canned responses', to: { name: 'canned-responses' }, permission: 'canned_responses:read' },
   { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read' },
   { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read' },
+  { label: 'Catalogs', to: { name: 'catalogs' }, permission: 'catalogs:read' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' } },
 ]

@@ -205,6 +205,18 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Platform flows', requires: { permission: 'flows:read' } },
       },
       {
+        path: 'catalogs',
+        name: 'catalogs',
+        component: () => import('@/pages/catalogs/CatalogsPage.vue'),
+        meta: { title: 'Catalogs', requires: { permission: 'catalogs:read' } },
+      },
+      {
+        path: 'catalogs/:id',
+        name: 'catalog',
+        component: () => import('@/pages/catalogs/CatalogPage.vue'),
+        meta: { title: 'Catalog', requires: { permission: 'catalogs:read' } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),
