@@ -3,6 +3,8 @@ package console
 import (
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"wharf/internal/apptest"
 )
 
@@ -132,6 +134,13 @@ func TestConsoleCanned(t *testing.T) {
 		p.see("Canned response Welcome saved.")
 		p.see("What can we do for you?")
 		p.shot("canned")
+		p.prefersDark(true)
+		p.shot("canned-dark")
+		p.axe("canned responses, dark")
+		p.prefersDark(false)
+		p.do("narrow window", chromedp.EmulateViewport(420, 860))
+		p.shot("canned-narrow")
+		p.do("wide window", chromedp.EmulateViewport(1280, 860))
 		got := held()["Welcome"]
 		if got.Content != "Hi {{contact_name}}! What can we do for you?" || got.IsActive || got.Shortcut != "hi" {
 			t.Fatalf("the server holds %+v", got)
