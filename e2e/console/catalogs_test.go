@@ -156,6 +156,27 @@ func TestConsoleCatalogs(t *testing.T) {
 		a.axe("catalogs, read only")
 	})
 
+	t.Run("a clerk (catalogs:read and :update) edits only; the other pages are not offered", func(t *testing.T) {
+		f.Do("POST", "/api/roles", map[string]any{"name": "Clerk", "permissions": []string{"catalogs:read", "catalogs:update"}}, admin).Expect(t, 201)
+		c := signInAs(t, b, f, "clerk", "clerk@wharf.test", "Clerk")
+		c.seeRole("link", "Catalogs")
+		for _, l := range []string{"Canned responses", "Custom actions", "Platform flows"} {
+			if c.has("link", l) {
+				t.Fatalf("the clerk's navigation offers %q", l)
+			}
+		}
+		c.open("/console/canned-responses")
+		c.seeRole("heading", "You cannot open this page")
+		c.open("/console/catalogs")
+		c.click("link", "Products of Spring shop")
+		c.seeRole("button", "Edit Blue mug")
+		for _, x := range []string{"Add product", "Delete Blue mug"} {
+			if c.has("button", x) {
+				t.Fatalf("the clerk is shown %q", x)
+			}
+		}
+	})
+
 	t.Run("the product, then the catalog, deleted after asking", func(t *testing.T) {
 		p.in(t)
 		p.click("button", "Delete Blue mug")
