@@ -29,6 +29,10 @@ export const pages: PageLink[] = [
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  { label: 'Canned responses', to: { name: 'canned-responses' }, permission: 'canned_responses:read' },
+  { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read' },
+  { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read' },
+  { label: 'Catalogs', to: { name: 'catalogs' }, permission: 'catalogs:read' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' } },
 ]

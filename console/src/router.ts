@@ -185,6 +185,37 @@ const routes: RouteRecordRaw[] = [
         component: () => import('@/pages/imports/ImportsPage.vue'),
         meta: { title: 'Imports and exports', requires: { anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] } },
       },
+      // Canned responses, custom actions, platform flows, catalogs (issue 23).
+      {
+        path: 'canned-responses',
+        name: 'canned-responses',
+        component: () => import('@/pages/canned/CannedPage.vue'),
+        meta: { title: 'Canned responses', requires: { permission: 'canned_responses:read' } },
+      },
+      {
+        path: 'custom-actions',
+        name: 'custom-actions',
+        component: () => import('@/pages/customactions/CustomActionsPage.vue'),
+        meta: { title: 'Custom actions', requires: { permission: 'custom_actions:read' } },
+      },
+      {
+        path: 'platform-flows',
+        name: 'platform-flows',
+        component: () => import('@/pages/pflows/PlatformFlowsPage.vue'),
+        meta: { title: 'Platform flows', requires: { permission: 'flows:read' } },
+      },
+      {
+        path: 'catalogs',
+        name: 'catalogs',
+        component: () => import('@/pages/catalogs/CatalogsPage.vue'),
+        meta: { title: 'Catalogs', requires: { permission: 'catalogs:read' } },
+      },
+      {
+        path: 'catalogs/:id',
+        name: 'catalog',
+        component: () => import('@/pages/catalogs/CatalogPage.vue'),
+        meta: { title: 'Catalog', requires: { permission: 'catalogs:read' } },
+      },
       {
         path: ':pathMatch(.*)*',
         name: 'not-found',
