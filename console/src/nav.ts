@@ -29,6 +29,7 @@ export const pages: PageLink[] = [
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  { label: 'Chatbot', to: { name: 'chatbot' }, permission: 'chatbot:read' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' } },
 ]
