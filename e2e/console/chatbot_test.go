@@ -123,6 +123,11 @@ func TestConsoleChatbot(t *testing.T) {
 			t.Fatalf("the key given again is not stored: %+v", s)
 		}
 		keyNotOnPage(t)
+		// The answer to a save with the key does not carry it either.
+		if r := f.Do("PUT", "/api/chatbot/settings", map[string]any{"ai_api_key": aiKey}, a).Expect(t, 200); strings.Contains(string(r.Body), aiKey) ||
+			!strings.Contains(string(r.Body), `"has_ai_api_key":true`) {
+			t.Fatalf("the answer to saving the key: %s", r.Body)
+		}
 		p.shot("settings")
 	})
 
@@ -157,6 +162,7 @@ func TestConsoleChatbot(t *testing.T) {
 		p.fill("Reply", "Prices start at $10.")
 		p.submitDialog()
 		errorNextTo("Keywords", "invalid regular expression")
+		p.shot("rule-refused")
 		p.choose("Match", "Contains")
 		p.fill("Keywords", "price, cost")
 		p.axe("keyword rule form")
@@ -239,6 +245,7 @@ func TestConsoleChatbot(t *testing.T) {
 		// Step 2 has no button yet: the API's refusal shows on it.
 		p.click("button", "Create flow")
 		errorNextTo("Step 2 buttons", "buttons must have 1 to 10 buttons")
+		p.shot("step-refused")
 		p.fill("Step 2 buttons", "Track it\nCancel it")
 		// Step 2 goes first, from the keyboard; the focus follows it.
 		p.do("focus Move step 2 up", chromedp.Focus(chromedp.JSPath(withPrelude(`byRole('button', 'Move step 2 up')`))))
@@ -246,6 +253,9 @@ func TestConsoleChatbot(t *testing.T) {
 		p.waitUntil("the moved step first", `labelled('Step 1 message')?.value === 'What do you need?' && labelled('Step 2 message')?.value === 'What is your order number?'`)
 		p.waitUntil("the focus on the moved step", `document.activeElement === byRole('button', 'Move step 1 down')`)
 		p.axe("flow editor")
+		p.prefersDark(true)
+		p.axe("flow editor, dark")
+		p.prefersDark(false)
 		p.shot("flow-editor")
 		p.click("button", "Create flow")
 		p.see("Flow Order status created.")
