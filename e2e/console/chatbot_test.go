@@ -17,10 +17,11 @@ import (
 // (the AI key write-only: never in an answer or on the page; a provider
 // change without a new key drops it, and the page says so from the API's
 // answer), creates, edits and deletes keyword rules (a bad regular
-// expression refused next to Keywords; delete asks first), adds an AI
-// context, and builds a flow of three steps (the API's refusal of an empty
-// buttons step shown on that step, a step moved up from the keyboard with
-// the focus following it); the API then holds all of it. A customer's
+// expression refused next to Keywords; delete asks first), adds, edits
+// and deletes AI contexts, and builds a flow of three steps (the API's
+// refusal of an empty buttons step shown on that step, a step moved up from
+// the keyboard with the focus following it), then changes it and deletes
+// another flow; the API then holds all of it. A customer's
 // message through the simulator gets the rule's reply at the provider, and
 // the flow's trigger starts it at the moved step, whose session the
 // sessions page shows. An agent (chatbot:read only) sees everything
@@ -194,7 +195,7 @@ func TestConsoleChatbot(t *testing.T) {
 		p.axe("keyword rules")
 	})
 
-	t.Run("AI contexts: one added", func(t *testing.T) {
+	t.Run("AI contexts: added, edited, deleted", func(t *testing.T) {
 		p.in(t)
 		p.click("link", "AI contexts")
 		p.see("No AI context yet")
@@ -216,6 +217,23 @@ func TestConsoleChatbot(t *testing.T) {
 		if len(out.Items) != 1 || out.Items[0].ContextType != "static" || out.Items[0].Content != "We are open Monday to Friday, 9 to 17." ||
 			strings.Join(out.Items[0].TriggerKeywords, ",") != "open,hours" {
 			t.Fatalf("contexts on the server: %+v", out.Items)
+		}
+		p.click("button", "Edit Opening hours")
+		p.fill("Priority", "3")
+		p.submitDialog()
+		p.see("AI context Opening hours saved.")
+		f.Do("GET", "/api/chatbot/ai-contexts", nil, a).Expect(t, 200).Into(t, &out)
+		if len(out.Items) != 1 || !strings.Contains(string(f.Do("GET", "/api/chatbot/ai-contexts", nil, a).Body), `"priority":3`) {
+			t.Fatalf("the edited context on the server: %+v", out.Items)
+		}
+		f.Do("POST", "/api/chatbot/ai-contexts", map[string]any{"name": "Old prices", "context_type": "static", "content": "Everything is $5."}, a).Expect(t, 201)
+		p.reload()
+		p.click("button", "Delete Old prices")
+		p.click("button", "Delete AI context")
+		p.see("AI context Old prices deleted.")
+		f.Do("GET", "/api/chatbot/ai-contexts", nil, a).Expect(t, 200).Into(t, &out)
+		if len(out.Items) != 1 || out.Items[0].Name != "Opening hours" {
+			t.Fatalf("contexts after the delete: %+v", out.Items)
 		}
 		p.axe("AI contexts")
 	})
@@ -293,6 +311,24 @@ func TestConsoleChatbot(t *testing.T) {
 		}
 		p.reload()
 		p.waitUntil("the saved steps shown", `labelled('Step 1 message')?.value === 'What do you need?' && labelled('Step 3 hand to')?.selectedOptions[0]?.text === 'Orders desk'`)
+		// Changed and saved again; another flow deleted from the list, after a confirmation.
+		p.fill("Step 2 name", "Order number")
+		p.click("button", "Save flow")
+		p.see("Flow saved.")
+		if body := string(f.Do("GET", "/api/chatbot/flows/"+flowID, nil, a).Expect(t, 200).Body); !strings.Contains(body, `"step_name":"Order number"`) {
+			t.Fatalf("the saved flow: %s", body)
+		}
+		f.Do("POST", "/api/chatbot/flows", map[string]any{"name": "Old survey", "steps": []map[string]any{{"step_order": 1, "message_type": "text", "message": "Rate us"}}}, a).Expect(t, 201)
+		p.click("link", "← Flows")
+		p.click("button", "Delete Old survey")
+		p.seeRole("heading", "Delete this flow?")
+		p.click("button", "Delete flow")
+		p.see("Flow Old survey deleted.")
+		if body := string(f.Do("GET", "/api/chatbot/flows", nil, a).Expect(t, 200).Body); strings.Contains(body, "Old survey") || !strings.Contains(body, "Order status") {
+			t.Fatalf("flows after the delete: %s", body)
+		}
+		p.click("link", "Order status")
+		p.waitUntil("the flow's steps", `labelled('Step 2 name')?.value === 'Order number'`)
 		if os.Getenv("WHARF_SCREENSHOTS") != "" {
 			p.do("a narrow window", chromedp.EmulateViewport(420, 860))
 			p.shot("flow-narrow")
