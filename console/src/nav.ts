@@ -29,6 +29,7 @@ export const pages: PageLink[] = [
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  { label: 'Chatbot', to: { name: 'chatbot' }, permission: 'chatbot:read' },
   { label: 'Canned responses', to: { name: 'canned-responses' }, permission: 'canned_responses:read' },
   { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read' },
   { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read' },

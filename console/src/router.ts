@@ -217,6 +217,48 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Catalog', requires: { permission: 'catalogs:read' } },
       },
       {
+        path: 'chatbot',
+        name: 'chatbot',
+        component: () => import('@/pages/chatbot/ChatbotSettingsPage.vue'),
+        meta: { title: 'Chatbot', requires: { permission: 'chatbot:read' } },
+      },
+      {
+        path: 'chatbot/keywords',
+        name: 'chatbot-keywords',
+        component: () => import('@/pages/chatbot/KeywordRulesPage.vue'),
+        meta: { title: 'Keyword rules', requires: { permission: 'chatbot:read' } },
+      },
+      {
+        path: 'chatbot/ai-contexts',
+        name: 'chatbot-contexts',
+        component: () => import('@/pages/chatbot/AiContextsPage.vue'),
+        meta: { title: 'AI contexts', requires: { permission: 'chatbot:read' } },
+      },
+      {
+        path: 'chatbot/flows',
+        name: 'chatbot-flows',
+        component: () => import('@/pages/chatbot/FlowsPage.vue'),
+        meta: { title: 'Flows', requires: { permission: 'chatbot:read' } },
+      },
+      {
+        path: 'chatbot/flows/new',
+        name: 'chatbot-flow-new',
+        component: () => import('@/pages/chatbot/FlowPage.vue'),
+        meta: { title: 'New flow', requires: { permission: 'chatbot:update' } },
+      },
+      {
+        path: 'chatbot/flows/:id',
+        name: 'chatbot-flow',
+        component: () => import('@/pages/chatbot/FlowPage.vue'),
+        meta: { title: 'Flow', requires: { permission: 'chatbot:read' } },
+      },
+      {
+        path: 'chatbot/sessions',
+        name: 'chatbot-sessions',
+        component: () => import('@/pages/chatbot/SessionsPage.vue'),
+        meta: { title: 'Chatbot sessions', requires: { permission: 'chatbot:read' } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),
