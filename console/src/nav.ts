@@ -29,6 +29,8 @@ export const pages: PageLink[] = [
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  // The integration's DocTypes are readable with these permissions (docs/FRAMEWORK.md, Built-in DocTypes).
+  { label: 'Documents', to: { name: 'documents' }, anyOf: ['campaigns:read', 'messages:read', 'templates:read', 'accounts:read', 'flows:read'] },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' } },
 ]
