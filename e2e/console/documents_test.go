@@ -239,6 +239,26 @@ func TestConsoleDocuments(t *testing.T) {
 		}
 		c.axe("no documents")
 	})
+
+	t.Run("cancel asks first; a narrow window", func(t *testing.T) {
+		p.in(t)
+		p.open("/console/documents/Platform%20Bulk%20Message/" + bulk)
+		p.click("button", "Cancel document")
+		p.seeRole("heading", "Cancel "+bulk+"?")
+		p.clickInDialog("Cancel Platform Bulk Message")
+		p.see("Platform Bulk Message " + bulk + " cancelled.")
+		p.see("This document is cancelled: it can no longer be changed.")
+		if d := doc("Platform Bulk Message", bulk); d["docstatus"] != float64(2) {
+			t.Fatalf("cancelled, yet docstatus %v", d["docstatus"])
+		}
+		if p.has("button", "Cancel document") {
+			t.Fatal("a cancelled document offers Cancel")
+		}
+		p.do("narrow window", chromedp.EmulateViewport(420, 860))
+		p.open("/console/documents/Platform%20Recipient%20List/VIP%20customers")
+		p.seeRole("heading", "VIP customers")
+		p.shot("narrow-form")
+	})
 }
 
 // fillNamed types value into the control whose aria-label is name (a cell
