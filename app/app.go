@@ -258,7 +258,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
-		Guards: slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()), Enqueuer: in.Enq,
+		BuiltInNames: builtInDocTypeNames,
+		Guards:       slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()), Enqueuer: in.Enq,
 		Events: docframe.EventSinks{d.Wharf, d.Bulk, d.Notify}}); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,8 @@ export const pages: PageLink[] = [
   { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read', group: 'Automation' },
   { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read', group: 'Automation' },
   { label: 'Catalogs', to: { name: 'catalogs' }, permission: 'catalogs:read', group: 'Automation' },
+  // The integration's DocTypes are readable with these permissions (docs/FRAMEWORK.md, Built-in DocTypes).
+  { label: 'Documents', to: { name: 'documents' }, anyOf: ['campaigns:read', 'messages:read', 'templates:read', 'accounts:read', 'flows:read'], group: 'Messaging' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' }, group: 'Administration' },
 ]

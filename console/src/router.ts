@@ -258,6 +258,27 @@ const routes: RouteRecordRaw[] = [
         component: () => import('@/pages/chatbot/SessionsPage.vue'),
         meta: { title: 'Chatbot sessions', requires: { permission: 'chatbot:read' } },
       },
+      // The document framework's DocTypes: what each user may do is decided
+      // per DocType by the server (wharf.desk.get_doctypes), so the pages ask.
+      { path: 'documents', name: 'documents', component: () => import('@/pages/documents/DocumentsPage.vue'), meta: { title: 'Documents' } },
+      {
+        path: 'documents/:doctype',
+        name: 'document-list',
+        component: () => import('@/pages/documents/DocumentListPage.vue'),
+        meta: { title: 'Documents' },
+      },
+      {
+        path: 'documents/:doctype/new',
+        name: 'document-new',
+        component: () => import('@/pages/documents/DocumentPage.vue'),
+        meta: { title: 'New document' },
+      },
+      {
+        path: 'documents/:doctype/:name',
+        name: 'document',
+        component: () => import('@/pages/documents/DocumentPage.vue'),
+        meta: { title: 'Document' },
+      },
       {
         path: ':pathMatch(.*)*',
         name: 'not-found',
