@@ -17,6 +17,7 @@ export interface ToolLink extends Requirement {
 
 export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' } },
+  { label: 'Dashboard', to: { name: 'dashboard' }, permission: 'analytics:read' },
   { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read' },
   { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read' },
   { label: 'Transfers', to: { name: 'transfers' }, permission: 'transfers:read' },

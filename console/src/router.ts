@@ -186,6 +186,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Imports and exports', requires: { anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] } },
       },
       {
+        path: 'dashboard',
+        name: 'dashboard',
+        component: () => import('@/pages/dashboard/DashboardPage.vue'),
+        meta: { title: 'Dashboard', requires: { permission: 'analytics:read' } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),
