@@ -125,6 +125,7 @@ func TestConsoleDashboard(t *testing.T) {
 		p.choose("Data source", "Messages")
 		p.choose("Group by", "Status")
 		p.axe("the widget form")
+		p.shot("widget-form")
 		p.submitDialog()
 		p.see("Widget Messages by status added.")
 		// Drawn: the canvas is named by its summary and has painted pixels.
@@ -148,6 +149,7 @@ func TestConsoleDashboard(t *testing.T) {
 		p.choose("Filter 1 field", "Direction")
 		p.choose("Filter 1 operator", "Equals")
 		p.fill("Filter 1 value", "incoming")
+		p.shot("widget-form-filter")
 		p.submitDialog()
 		p.see("Widget Inbound messages added.")
 		p.see("Up 100 % on the previous period (0)")
@@ -227,10 +229,16 @@ func TestConsoleDashboard(t *testing.T) {
 
 		f.Do("POST", "/api/roles", map[string]any{"name": "Figures", "permissions": []string{"analytics:read"}}, a).Expect(t, 201)
 		v := signInAs(t, b, f, "viewer", "vic@wharf.test", "Figures")
+		// The viewer's own table of the latest transfers.
+		f.Do("POST", "/api/widgets", map[string]any{"name": "Latest transfers", "data_source": "transfers", "metric": "count",
+			"display_type": "table"}, f.Login("vic@wharf.test", "password-123").Auth()).Expect(t, 201)
 		v.click("link", "Dashboard")
 		v.seeRole("heading", "Messages per day")
 		v.see("Shared by a colleague")
 		v.see("Messages in today 4")
+		v.waitUntil("the table of transfers", `(() => { const c = [...document.querySelectorAll('caption')].find((c) => norm(c.textContent) === 'Latest transfers: the latest records');
+  return !!c && /manual active/.test(norm(c.closest('table').innerText)) })()`)
+		v.shot("dashboard-viewer")
 		v.waitUntil("Add a widget enabled", `!byRole('button', 'Add a widget').disabled`)
 		v.click("button", "Add a widget")
 		v.seeRole("heading", "Add a widget")
