@@ -221,7 +221,10 @@ func TestConsoleDashboard(t *testing.T) {
 		p.waitUntil("the line chart", `!!document.querySelector('canvas[role=img][aria-label^="Line chart of Messages per day, daily from "]')`)
 		// The period is in the URL: 7 days of the line chart.
 		p.choose("Period", "Last 7 days")
-		p.waitUntil("7 days", `location.search.includes('period=7') && /Line chart of Messages per day, daily from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d: total 7,/.test(document.querySelector('canvas[aria-label^="Line chart"]').getAttribute('aria-label'))`)
+		from, to := time.Now().UTC().AddDate(0, 0, -6).Format(time.DateOnly), time.Now().UTC().Format(time.DateOnly)
+		p.waitUntil("7 days", `location.search.includes('period=7') && pageText().includes(`+js(from+" to "+to+" (UTC days)")+`) &&
+  document.querySelector('canvas[aria-label^="Line chart"]').getAttribute('aria-label').startsWith(`+js("Line chart of Messages per day, daily from "+from+" to "+to+": total 7,")+`)`)
+		p.waitUntil("Add a widget enabled", `!byRole('button', 'Add a widget').disabled`)
 		p.shot("dashboard-shared")
 		p.do("narrow window", chromedp.EmulateViewport(420, 900))
 		p.shot("dashboard-narrow")
