@@ -22,7 +22,8 @@ import (
 // removes the number after a confirmation; the server holds each change
 // (GET /api/widgets). A colleague's shared widget is shown marked, without
 // controls; a user with analytics:read only is not offered sharing; an
-// agent (no analytics:read) sees neither the page nor a link to it.
+// agent (no analytics:read) sees neither the page nor a link to it; the
+// tiles follow a new message without a reload.
 func TestConsoleDashboard(t *testing.T) {
 	requireBrowser(t)
 	failing := "15550008003"
@@ -261,5 +262,10 @@ func TestConsoleDashboard(t *testing.T) {
 		if ag.has("button", "Add a widget") {
 			t.Fatal("an agent is shown Add a widget")
 		}
+
+		// The admin's tiles follow a new message without a reload.
+		p.see("Messages in today 4")
+		f.Incoming(platformsim.Incoming{From: "15550008002", Type: "text", Text: "One more thing"})
+		p.see("Messages in today 5")
 	})
 }
