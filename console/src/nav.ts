@@ -23,6 +23,7 @@ export interface ToolLink extends Requirement {
 
 export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' }, group: 'Conversations' },
+  { label: 'Dashboard', to: { name: 'dashboard' }, permission: 'analytics:read', group: 'Conversations' },
   { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read', group: 'Conversations' },
   { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read', group: 'Conversations' },
   { label: 'Transfers', to: { name: 'transfers' }, permission: 'transfers:read', group: 'Conversations' },

@@ -280,6 +280,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Document' },
       },
       {
+        path: 'dashboard',
+        name: 'dashboard',
+        component: () => import('@/pages/dashboard/DashboardPage.vue'),
+        meta: { title: 'Dashboard', requires: { permission: 'analytics:read' } },
+      },
+      {
         path: ':pathMatch(.*)*',
         name: 'not-found',
         component: () => import('@/pages/NotFoundPage.vue'),
