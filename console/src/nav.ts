@@ -29,6 +29,8 @@ export const pages: PageLink[] = [
   { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
   { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
   { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  // Super admins only (GET /api/me's is_super_admin): every organization and its members.
+  { label: 'Organizations', to: { name: 'organizations' }, superAdmin: true },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' } },
 ]

@@ -150,6 +150,12 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'API keys', requires: { permission: 'api_keys:read' } },
       },
       {
+        path: 'organizations',
+        name: 'organizations',
+        component: () => import('@/pages/organizations/OrganizationsPage.vue'),
+        meta: { title: 'Organizations', requires: { superAdmin: true } },
+      },
+      {
         path: 'users',
         name: 'users',
         component: () => import('@/pages/users/UsersPage.vue'),
