@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"wharf/internal/apptest"
 )
 
@@ -125,6 +127,9 @@ func TestConsoleOrganizations(t *testing.T) {
 		p.seeRole("heading", "Members of Harbour North")
 		p.see("Bob Builder")
 		p.shot("organizations")
+		p.do("a narrow window", chromedp.EmulateViewport(420, 860))
+		p.shot("organizations-narrow")
+		p.do("a wide window", chromedp.EmulateViewport(1280, 860))
 		p.click("button", "Remove ann@wharf.test")
 		p.seeRole("heading", "Remove this member?")
 		p.see("Their account and their other organizations stay.")

@@ -62,6 +62,7 @@ func TestConsoleSignup(t *testing.T) {
 			t.Fatal("embedded signup offered without the provider app")
 		}
 		p.axe("signup not configured")
+		p.shot("signup-not-configured")
 		followLink(p, "Connect an account by hand", "/console/accounts?connect=1")
 		p.seeRole("heading", "Connect an account")
 		p.seeRole("dialog", "")
