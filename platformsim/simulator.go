@@ -131,20 +131,21 @@ type Simulator struct {
 	baseURL string
 
 	// mu guards the object graph below.
-	mu      sync.Mutex
-	nextID  int64
-	objects map[string]object // every numeric id: WABA, phone, media, template, flow, catalog, product
-	tokens  map[string]*grant
-	codes   map[string]OAuthCode
+	mu        sync.Mutex
+	nextID    int64
+	objects   map[string]object // every numeric id: WABA, phone, media, template, flow, catalog, product
+	tokens    map[string]*grant
+	codes     map[string]OAuthCode
+	templates map[string]*template // by templateKey
+	messages  map[string]*message
+	sent      []*message        // accepted messages in send order
+	incoming  map[string]string // incoming message id → phone number id (for mark-as-read)
+	calls     map[string]*call
+	callPerms map[string]callPermission // by permKey
 	// signupCodes are the codes the embedded-signup stand-in hands out,
 	// one per load of its script (signup.go).
 	signupCodes []string
-	templates   map[string]*template // by templateKey
-	messages    map[string]*message
-	sent        []*message        // accepted messages in send order
-	incoming    map[string]string // incoming message id → phone number id (for mark-as-read)
-	calls       map[string]*call
-	callPerms   map[string]callPermission // by permKey
+
 	// Calls with media (callmedia.go). Actions and peers outlive the call
 	// so that tests can inspect a call after it ended.
 	callActions    map[string][]string
