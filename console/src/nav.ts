@@ -43,6 +43,8 @@ export const pages: PageLink[] = [
   { label: 'Catalogs', to: { name: 'catalogs' }, permission: 'catalogs:read', group: 'Automation' },
   // The integration's DocTypes are readable with these permissions (docs/FRAMEWORK.md, Built-in DocTypes).
   { label: 'Documents', to: { name: 'documents' }, anyOf: ['campaigns:read', 'messages:read', 'templates:read', 'accounts:read', 'flows:read'], group: 'Messaging' },
+  // Super admins only (GET /api/me's is_super_admin): every organization and its members.
+  { label: 'Organizations', to: { name: 'organizations' }, superAdmin: true, group: 'Administration' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' }, group: 'Administration' },
 ]
