@@ -108,6 +108,7 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	var rows []models.Contact
 	var total Total
 	var err error
+	overCap := false // the search is known to match more than countCap contacts
 	if f.narrowed() {
 		// A search reads its page first: most searches (a number, a name)
 		// match fewer contacts than a page, and then the page is the count.
@@ -134,6 +135,10 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 				if err != nil {
 					return nil, Total{}, err
 				}
+				// More than countCap matches and nothing else narrows:
+				// the count would only find that again.
+				overCap = dense && f.AccountID == nil && tag == "" && f.AssignedTo == nil && !f.Unassigned &&
+					!f.Unread && !f.HasTransfer && f.Viewer.All
 				if !dense {
 					// The few matches are the only rows the page is read
 					// from: the planner cannot walk the list order
@@ -150,9 +155,12 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 		if err = q.Session(&gorm.Session{}).Order(listOrder).Limit(pg.Limit).Offset(offset).Find(&rows).Error; err != nil {
 			return nil, Total{}, err
 		}
-		if len(rows) > 0 && len(rows) < pg.Limit {
+		switch {
+		case len(rows) > 0 && len(rows) < pg.Limit:
 			total.N = int64(offset + len(rows))
-		} else {
+		case overCap:
+			total, err = estimateTotal(q)
+		default:
 			total, err = countCapped(q)
 		}
 	} else {
@@ -194,6 +202,12 @@ func countCapped(q *gorm.DB) (Total, error) {
 	if n <= countCap {
 		return Total{N: n}, nil
 	}
+	return estimateTotal(q)
+}
+
+// estimateTotal answers the planner's estimate of a filtered list's rows,
+// at least countCap+1 (the list is known to hold more than countCap).
+func estimateTotal(q *gorm.DB) (Total, error) {
 	var plan []string
 	stmt := q.Session(&gorm.Session{DryRun: true}).Select("1").Find(&[]models.Contact{}).Statement
 	if err := q.Session(&gorm.Session{NewDB: true}).Raw("EXPLAIN "+stmt.SQL.String(), stmt.Vars...).Scan(&plan).Error; err != nil {
