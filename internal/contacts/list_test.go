@@ -264,3 +264,65 @@ func TestListFiltersByTag(t *testing.T) {
 		t.Fatalf("an unknown tag: %d rows, total %+v, %v", len(rows), total, err)
 	}
 }
+
+// A search through the trigram index (its matches first, then ordered)
+// answers exactly the rows, order and total of the plain filtered query, in
+// every page, for the whole list and one account's (issue 21).
+func TestTrigramSearchKeepsTheListOrder(t *testing.T) {
+	t.Parallel()
+	s, b := setupList(t)
+	ctx := context.Background()
+	b.seed(t, 3000, "Grace Hopper")
+	for _, term := range []string{"123", "hopper 12", "+15590002", "HOPPER 29"} {
+		for _, acc := range []*uuid.UUID{nil, &b.acc} {
+			if !trigramSearchable(term, false) {
+				t.Fatalf("%q should read through the trigram index", term)
+			}
+			want := b.db.Model(&models.Contact{}).Where("organization_id = ?", b.org)
+			if acc != nil {
+				want = want.Where("account_id = ?", *acc)
+			}
+			cond, args := SearchCondition(term, false)
+			var all []models.Contact
+			if err := want.Where(cond, args...).Order(listOrder).Find(&all).Error; err != nil {
+				t.Fatal(err)
+			}
+			if len(all) == 0 {
+				t.Fatalf("%q matches nothing: a poor test", term)
+			}
+			for _, page := range []int{1, 2, 3, 1 + len(all)/20} {
+				rows, total, err := s.List(ctx, b.org, Filter{Viewer: EveryContact, Search: term, AccountID: acc},
+					paging.Params{Page: page, Limit: 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo, hi := min((page-1)*20, len(all)), min(page*20, len(all))
+				var wantIDs []uuid.UUID
+				for _, c := range all[lo:hi] {
+					wantIDs = append(wantIDs, c.ID)
+				}
+				if !slices.Equal(ids(rows), wantIDs) {
+					t.Fatalf("search %q (account %v) page %d: %v, want %v", term, acc != nil, page, ids(rows), wantIDs)
+				}
+				if len(rows) > 0 && (total.Estimate || total.N != int64(len(all))) {
+					t.Fatalf("search %q page %d: total %+v, want %d", term, page, total, len(all))
+				}
+			}
+		}
+	}
+}
+
+func TestTrigramSearchable(t *testing.T) {
+	for term, want := range map[string]bool{"ab": false, "a b c": false, "12 34": false, "abc": true, "+1 555": true,
+		"x12": true, "é1a": true} {
+		if got := trigramSearchable(term, false); got != want {
+			t.Errorf("trigramSearchable(%q) = %v, want %v", term, got, want)
+		}
+	}
+	if trigramSearchable("+1 555 0100", true) {
+		t.Error("a masked number is matched whole, not through the trigram index")
+	}
+	if !trigramSearchable("Grace", true) {
+		t.Error("a masked organization's name search reads through the trigram index")
+	}
+}

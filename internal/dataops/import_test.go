@@ -396,3 +396,31 @@ func TestPurgeImports(t *testing.T) {
 		t.Fatalf("left %v, want only %s", left, recent)
 	}
 }
+
+// An import that creates many contacts leaves the contacts analyzed and
+// the trigram index's pending list merged (issue 21): searches right after
+// it are planned on the table's real size and read no pending rows.
+func TestBigImportRefreshesContactStatistics(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	var file strings.Builder
+	file.WriteString("phone_number,name\n")
+	for i := 0; i < 6000; i++ {
+		fmt.Fprintf(&file, "+1555%07d,Big %d\n", i, i)
+	}
+	wantResult(t, b.run(t, b.org.ID, "contacts", file.String(), nil, false), 6000, 0, 0, 0)
+	var rows float64
+	if err := b.f.DB.Raw(`SELECT reltuples FROM pg_class WHERE oid = 'contacts'::regclass`).Scan(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	if rows < 6000 {
+		t.Fatalf("contacts not analyzed after the import: reltuples %v", rows)
+	}
+	var pending int
+	if err := b.f.DB.Raw(`SELECT gin_clean_pending_list('contacts_search'::regclass)`).Scan(&pending).Error; err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Fatalf("%d pending pages left in the trigram index", pending)
+	}
+}

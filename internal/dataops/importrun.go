@@ -90,6 +90,7 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 	}
 	report(models.ImportRunning, len(f.records))
 	var events []uuid.UUID
+	created := 0
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var locked models.ImportJob
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "status").
@@ -110,7 +111,7 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 		if err != nil {
 			return err
 		}
-		events = ids
+		events, created = ids, n.Created
 		valid := len(c.contacts) + len(c.tags)
 		res := ImportResult{Created: n.Created, Updated: n.Updated, Skipped: c.duplicates + valid - n.Created - n.Updated,
 			Errors: c.errors}
@@ -124,6 +125,9 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 	})
 	if err != nil {
 		return nil, err
+	}
+	if t.name == "contacts" {
+		s.refreshContactStats(ctx, created)
 	}
 	s.contacts.PublishCreated(ctx, orgID, events)
 	s.announce(ctx, orgID, job, models.ImportDone, len(f.records))
@@ -158,4 +162,34 @@ func (s *Service) FailImport(ctx context.Context, orgID, id uuid.UUID, cause err
 		s.announce(ctx, orgID, &failed[i], models.ImportFailed, failed[i].ProcessedRows)
 	}
 	return err
+}
+
+// bigImport is the number of new contacts from which an import refreshes
+// the table's statistics itself, when they are also a tenth of the table.
+const bigImport = 5000
+
+// refreshContactStats runs after an import that created many contacts
+// (issue 21): ANALYZE contacts, so that the planner knows the organization's
+// new size at once rather than when autovacuum next comes by, and the
+// trigram index's pending list (the import filled it, gin_pending_list_limit
+// above) is merged, so that searches do not read it row by row. Both only
+// help: a failure is logged, the import stands.
+func (s *Service) refreshContactStats(ctx context.Context, created int) {
+	if created < bigImport {
+		return
+	}
+	db := s.db.WithContext(ctx)
+	var rows float64
+	if err := db.Raw(`SELECT reltuples FROM pg_class WHERE oid = 'contacts'::regclass`).Scan(&rows).Error; err != nil {
+		s.log.Warn("cannot read the contacts' size", "error", err)
+		return
+	}
+	if float64(created) < rows/10 {
+		return
+	}
+	for _, q := range []string{`ANALYZE contacts`, `SELECT gin_clean_pending_list('contacts_search'::regclass)`} {
+		if err := db.Exec(q).Error; err != nil {
+			s.log.Warn("cannot refresh the contacts' statistics after an import", "statement", q, "error", err)
+		}
+	}
 }
