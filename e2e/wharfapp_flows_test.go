@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,7 +66,9 @@ func TestWharfAppFlows(t *testing.T) {
 	sent := c.do("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "+" + user, "message": "Book a slot",
 		"flow": "Booking", "flow_cta": "Book now"}, 200)["message"].(map[string]any)
 	sims := e.Sim.Messages(platformsim.MessageFilter{To: user})
-	if sent["status"] != "sent" || len(sims) != 1 || !strings.Contains(string(sims[0].Body), flowID) ||
+	// The provider's statuses can overtake the answer (the simulator
+	// delivers within milliseconds): sent or any later status is right.
+	if !slices.Contains([]any{"sent", "delivered", "read"}, sent["status"]) || len(sims) != 1 || !strings.Contains(string(sims[0].Body), flowID) ||
 		!strings.Contains(string(sims[0].Body), "Book now") {
 		t.Fatalf("flow send %v: simulator got %+v", sent, sims)
 	}

@@ -117,6 +117,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if r.URL.Path == Base+SandboxPath {
+		// Framed by the console's pages (sandbox.go), so not DENY.
+		hdr.Set("X-Frame-Options", "SAMEORIGIN")
+		hdr.Set("Content-Security-Policy", SandboxCSP)
+		hdr.Set("Cache-Control", "no-cache")
+		hdr.Set("Content-Type", "text/html; charset=utf-8")
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(sandboxPage))
+		return
+	}
 	if !h.Built() {
 		hdr.Set("Content-Security-Policy", notBuiltCSP)
 		hdr.Set("Cache-Control", "no-store")

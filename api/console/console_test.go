@@ -3,6 +3,8 @@ package console
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -158,4 +160,39 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// The custom-action sandbox is served, built or not, with its own policy:
+// sandboxed (an opaque origin), its one inline script allowed by its hash,
+// eval and blob: workers for the action's code, no request of any kind,
+// framed only by the api's own pages. The console's own policy still
+// refuses eval.
+func TestSandboxPageIsSandboxedWithoutNetwork(t *testing.T) {
+	for _, h := range []*Handler{built(), newHandler(fstest.MapFS{})} {
+		w := serve(h, "GET", "/console/"+SandboxPath)
+		csp := w.Header().Get("Content-Security-Policy")
+		if w.Code != 200 || w.Header().Get("Content-Type") != "text/html; charset=utf-8" || w.Header().Get("X-Frame-Options") != "SAMEORIGIN" {
+			t.Fatalf("sandbox: %d %v", w.Code, w.Header())
+		}
+		for _, want := range []string{"default-src 'none';", "sandbox allow-scripts;", "frame-ancestors 'self'", "worker-src blob:;"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("sandbox CSP lacks %q: %s", want, csp)
+			}
+		}
+		for _, bad := range []string{"allow-same-origin", "connect-src", "'self';", "unsafe-inline", "*"} {
+			if strings.Contains(csp, bad) {
+				t.Errorf("sandbox CSP has %q: %s", bad, csp)
+			}
+		}
+		// The hash in the policy is the page's script's.
+		body := w.Body.String()
+		start, end := strings.Index(body, "<script>")+len("<script>"), strings.Index(body, "</script>")
+		sum := sha256.Sum256([]byte(body[start:end]))
+		if !strings.Contains(csp, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+			t.Errorf("the policy does not allow the page's script: %s", csp)
+		}
+	}
+	if strings.Contains(CSP, "unsafe-eval") {
+		t.Fatal("the console's own policy allows eval")
+	}
 }

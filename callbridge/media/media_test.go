@@ -237,7 +237,11 @@ func checkContinuous(t *testing.T, got []rxPacket) {
 	first, last := got[0], got[len(got)-1]
 	media := float64(last.ts-first.ts) / sampleRate
 	wall := last.at.Sub(first.at).Seconds()
-	if math.Abs(media-wall) > 0.1*wall+0.1 {
+	// A quarter of slack: on a loaded machine (make test on two CPUs, the
+	// race detector on) the senders' goroutines run late and the last
+	// packets arrive bunched (2.09 s of media over 2.56 s of wall time was
+	// seen); a clock that froze or ran twice as fast is still far outside.
+	if math.Abs(media-wall) > 0.25*wall+0.2 {
 		t.Errorf("timestamps advanced %.2f s over %.2f s of wall time", media, wall)
 	}
 }

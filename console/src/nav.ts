@@ -7,7 +7,13 @@ import type { Requirement } from '@/stores/session'
 export interface PageLink extends Requirement {
   label: string
   to: RouteLocationRaw
+  /** The navigation's section (navGroups); the pages of a section are listed together. */
+  group: NavGroup
 }
+
+/** The navigation's sections, in the order shown. */
+export const navGroups = ['Conversations', 'Messaging', 'Automation', 'Administration'] as const
+export type NavGroup = (typeof navGroups)[number]
 
 export interface ToolLink extends Requirement {
   label: string
@@ -16,21 +22,26 @@ export interface ToolLink extends Requirement {
 }
 
 export const pages: PageLink[] = [
-  { label: 'Overview', to: { name: 'home' } },
-  { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read' },
-  { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read' },
-  { label: 'Transfers', to: { name: 'transfers' }, permission: 'transfers:read' },
-  { label: 'Calls', to: { name: 'calls' }, permission: 'call_logs:read' },
-  { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read' },
-  { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read' },
-  { label: 'Users', to: { name: 'users' }, permission: 'users:read' },
-  { label: 'Teams', to: { name: 'teams' }, permission: 'teams:read' },
-  { label: 'Accounts', to: { name: 'accounts' }, permission: 'accounts:read' },
-  { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read' },
-  { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read' },
-  { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'] },
+  { label: 'Overview', to: { name: 'home' }, group: 'Conversations' },
+  { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read', group: 'Conversations' },
+  { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read', group: 'Conversations' },
+  { label: 'Transfers', to: { name: 'transfers' }, permission: 'transfers:read', group: 'Conversations' },
+  { label: 'Calls', to: { name: 'calls' }, permission: 'call_logs:read', group: 'Conversations' },
+  { label: 'Campaigns', to: { name: 'campaigns' }, permission: 'campaigns:read', group: 'Messaging' },
+  { label: 'Templates', to: { name: 'templates' }, permission: 'templates:read', group: 'Messaging' },
+  { label: 'Users', to: { name: 'users' }, permission: 'users:read', group: 'Administration' },
+  { label: 'Teams', to: { name: 'teams' }, permission: 'teams:read', group: 'Administration' },
+  { label: 'Accounts', to: { name: 'accounts' }, permission: 'accounts:read', group: 'Administration' },
+  { label: 'Webhooks', to: { name: 'webhooks' }, permission: 'webhooks:read', group: 'Administration' },
+  { label: 'API keys', to: { name: 'api-keys' }, permission: 'api_keys:read', group: 'Administration' },
+  { label: 'Imports and exports', to: { name: 'imports' }, anyOf: ['contacts:import', 'tags:import', 'contacts:export', 'tags:export'], group: 'Messaging' },
+  { label: 'Chatbot', to: { name: 'chatbot' }, permission: 'chatbot:read', group: 'Automation' },
+  { label: 'Canned responses', to: { name: 'canned-responses' }, permission: 'canned_responses:read', group: 'Automation' },
+  { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read', group: 'Automation' },
+  { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read', group: 'Automation' },
+  { label: 'Catalogs', to: { name: 'catalogs' }, permission: 'catalogs:read', group: 'Automation' },
   // Every user has the page: their own password is on it.
-  { label: 'Settings', to: { name: 'settings' } },
+  { label: 'Settings', to: { name: 'settings' }, group: 'Administration' },
 ]
 
 export const tools: ToolLink[] = [

@@ -85,30 +85,45 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*model
 	if err != nil {
 		return nil, err
 	}
-	var n int64
-	if err := s.db.WithContext(ctx).Model(&models.Template{}).Where("account_id = ? AND name = ? AND language = ?", a.ID, in.Name, in.Language).
-		Count(&n).Error; err != nil {
-		return nil, err
-	}
-	if n > 0 {
-		return nil, apperr.Conflictf("the account already has a template %s in %s", in.Name, in.Language)
-	}
 	t := models.Template{ID: uuid.New(), OrganizationID: orgID, AccountID: a.ID, Name: in.Name, Language: in.Language,
 		Category: in.Category, Status: models.TemplatePending, ParameterFormat: format}
 	t.Components.V = comps
 	t.SampleValues.V = samplesToMaps(in.SampleValues)
-	created, err := s.provider.CreateTemplate(ctx, a.Creds(), s.definition(&t, in.SampleValues))
-	if err != nil {
-		return nil, providerError("submitting the template", err)
-	}
-	t.ProviderTemplateID = created.ID
-	if created.Status != "" {
-		t.Status = created.Status
-	}
-	if err := s.db.WithContext(ctx).Create(&t).Error; err != nil {
-		if errors.Is(err, gorm.ErrDuplicatedKey) {
-			return nil, apperr.Conflictf("the account already has a template %s in %s", t.Name, t.Language)
+	// The provider answers the create, then reviews; its outcome can come
+	// back (a webhook, consumed by the worker) before the row below is
+	// stored. The submission holds the template's review lock until its
+	// row is committed, and ConsumeEvent takes the same lock first, so the
+	// outcome waits for the row instead of finding nothing (a test
+	// provider approving in 50 ms lost that race on a busy machine).
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockReview(ctx, tx, a.ID, in.Name, in.Language); err != nil {
+			return err
 		}
+		var n int64
+		if err := tx.Model(&models.Template{}).Where("account_id = ? AND name = ? AND language = ?", a.ID, in.Name, in.Language).
+			Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return apperr.Conflictf("the account already has a template %s in %s", in.Name, in.Language)
+		}
+		created, err := s.provider.CreateTemplate(ctx, a.Creds(), s.definition(&t, in.SampleValues))
+		if err != nil {
+			return providerError("submitting the template", err)
+		}
+		t.ProviderTemplateID = created.ID
+		if created.Status != "" {
+			t.Status = created.Status
+		}
+		if err := tx.Create(&t).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return apperr.Conflictf("the account already has a template %s in %s", t.Name, t.Language)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &t, nil

@@ -131,12 +131,31 @@ func (s *Service) SubmitTemplate(ctx context.Context, orgID uuid.UUID, name stri
 	switch {
 	case apperr.Is(err, apperr.Invalid):
 		change["status"] = "REJECTED: " + message(err)
+		return s.updateNow(ctx, orgID, DoctypeTemplate, name, change)
 	case err != nil:
 		return err
-	default:
-		change["template_id"], change["status"] = t.ProviderTemplateID, t.Status
 	}
-	return s.updateNow(ctx, orgID, DoctypeTemplate, name, change)
+	// The provider's review outcome can arrive (and be consumed) before
+	// the document has its template_id, which is how the outcome finds the
+	// document (TemplateEvents): the status recorded is the core
+	// template's, read under its row lock in the transaction that sets
+	// template_id, not the PENDING of Create's answer, which would stay
+	// for good.
+	change["template_id"] = t.ProviderTemplateID
+	var publish func(context.Context)
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		status, err := s.Templates.StatusLocked(ctx, tx, orgID, t.ID)
+		if err != nil {
+			return err
+		}
+		change["status"] = status
+		_, publish, err = s.frame.UpdateDocIn(ctx, tx, orgID, By, DoctypeTemplate, name, change)
+		return err
+	})
+	if err == nil {
+		publish(ctx)
+	}
+	return err
 }
 
 func message(err error) string {
