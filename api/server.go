@@ -34,6 +34,11 @@ type Config struct {
 	// PublicURL is the service's external base URL; requests whose Origin
 	// is PublicURL's count as same-origin (the job monitor's CSRF check).
 	PublicURL string
+	// SignupScriptURL and SignupOrigins are the provider's embedded-signup
+	// script and the origins it needs, allowed by the Content-Security-
+	// Policy of the console's embedded signup page only.
+	SignupScriptURL string
+	SignupOrigins   []string
 }
 
 // Readiness is what /readyz checks. Database and Redis are required: the
@@ -97,7 +102,7 @@ func New(d Deps) *Server {
 	}
 	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, domains: d.Domains,
 		metrics: d.Metrics, monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config), docs: docs,
-		tokenGuard: authguard.New(d.Limiter, "wharf:authfail:apitoken", authguard.APIToken()), console: console.New()}
+		tokenGuard: authguard.New(d.Limiter, "wharf:authfail:apitoken", authguard.APIToken()), console: console.New().WithSignup(d.Config.SignupScriptURL, d.Config.SignupOrigins)}
 }
 
 // Routes lists every route of every domain and the document's own, for

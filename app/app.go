@@ -258,7 +258,8 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
-		Guards: slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()), Enqueuer: in.Enq,
+		BuiltInNames: builtInDocTypeNames,
+		Guards:       slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()), Enqueuer: in.Enq,
 		Events: docframe.EventSinks{d.Wharf, d.Bulk, d.Notify}}); err != nil {
 		return nil, err
 	}
@@ -399,7 +400,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		Config: api.Config{
 			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
 			TrustedProxies: c.TrustedProxies, MonitoringUser: c.MonitoringUser, MonitoringPassword: c.MonitoringPassword,
-			PublicURL: c.PublicURL,
+			PublicURL: c.PublicURL, SignupScriptURL: c.EmbeddedSignupScriptURL, SignupOrigins: c.EmbeddedSignupOrigins,
 		},
 		Log: log, Limiter: limiter, Identity: ids, Monitoring: mon, Metrics: m,
 		Ready: api.Readiness{
@@ -410,7 +411,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		Domains: api.Domains{
 			Identity:  identityapi.New(ids, limiter, web.NewOrigins(c.PublicURL, c.TrustedProxies)),
 			Settings:  settingsapi.New(d.Settings),
-			Accounts:  accountsapi.New(d.Accounts),
+			Accounts:  accountsapi.New(d.Accounts).WithSignupScript(c.EmbeddedSignupScriptURL),
 			Inbound:   inboundapi.New(d.Inbound),
 			Contacts:  contactsapi.New(d.Contacts, d.Settings, d.Chatbot),
 			Messages:  messagesapi.New(d.Messaging, d.Settings, d.Contacts),

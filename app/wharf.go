@@ -50,6 +50,12 @@ func (r bulkResolver) TemplateFor(ctx context.Context, orgID, accountID uuid.UUI
 	return r.wharf.TemplateOn(ctx, orgID, accountID, name)
 }
 
+// builtInDocTypeNames are the integration's DocTypes whose documents are
+// addressed directly (not child tables): the console's documents page lists
+// them from an organization's first visit (docframe.Options.BuiltInNames).
+var builtInDocTypeNames = []string{wharfapp.DoctypeAccount, wharfapp.DoctypeMessage, wharfapp.DoctypeTemplate, wharfapp.DoctypeFlow,
+	wharfnotify.NotificationDoctype, wharfbulk.BulkMessage, wharfbulk.RecipientList}
+
 // builtInDocTypes creates the integration's DocTypes in an organization on
 // first use of any of them (docframe.Options.BuiltIn): wharfapp's own, the
 // notifications' and the bulk messages'. Each package's EnsureDocTypes is

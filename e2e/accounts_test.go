@@ -119,12 +119,18 @@ func TestEmbeddedSignupRegistersTheNumber(t *testing.T) {
 	e := apptest.NewWithSim(t, nil, nil)
 	admin := e.Admin()
 	e.Do("POST", "/api/accounts/exchange-token", map[string]any{"code": "c1"}, admin.Auth()).Expect(t, 400) // no app settings yet
+	var before map[string]any
+	e.Do("GET", "/api/embedded-signup/config", nil, admin.Auth()).Expect(t, 200).Into(t, &before)
+	if before["configured"] != false {
+		t.Fatalf("config before the app settings: %v", before)
+	}
 	seedSignup(t, e, admin)
 
 	var cfg map[string]any
 	r := e.Do("GET", "/api/embedded-signup/config", nil, admin.Auth()).Expect(t, 200)
 	r.Into(t, &cfg)
 	if cfg["platform_app_id"] != platformsim.DefaultAppID || cfg["platform_config_id"] != "cfg-7" || cfg["platform_api_version"] != "v21.0" ||
+		cfg["configured"] != true || cfg["script_url"] != e.SimServer.URL+"/_sim/embedded_signup/sdk.js" ||
 		strings.Contains(string(r.Body), e.AppSecret) {
 		t.Fatalf("config %s", r.Body)
 	}

@@ -390,3 +390,52 @@ func TestWidgetsPerUserAreBoundedThroughTheRouter(t *testing.T) {
 	manager := e.CreateUser(a, "widgets-manager@example.test", "Manager")
 	e.Do("POST", "/api/widgets", body, manager.Auth()).Expect(t, 201)
 }
+
+// The dashboard's fixed tiles through the router: messages received from
+// the provider and sent through the API count today, their contacts are
+// active conversations, the provider's statuses make the rates; a user
+// without analytics:read is refused in the error envelope.
+func TestAnalyticsOverview(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	a := f.admin.Auth()
+	first := f.contactFromIncoming(t, "15550007101", "Ana", "hello")
+	f.contactFromIncoming(t, "15550007102", "Bo", "hi there")
+	var sent sentAnswer
+	f.Do("POST", "/api/contacts/"+first+"/messages", map[string]any{"type": "text", "text": "Welcome"}, a).Expect(t, 201).Into(t, &sent)
+	f.waitStatus(t, sent.ID, "read")
+
+	var o struct {
+		Timezone            string    `json:"timezone"`
+		Today               time.Time `json:"today"`
+		MessagesInToday     int       `json:"messages_in_today"`
+		MessagesOutToday    int       `json:"messages_out_today"`
+		ActiveConversations int       `json:"active_conversations"`
+		WaitingTransfers    int       `json:"waiting_transfers"`
+		CampaignsRunning    int       `json:"campaigns_running"`
+		RateDays            int       `json:"rate_days"`
+		Sent                int       `json:"sent"`
+		Delivered           int       `json:"delivered"`
+		Read                int       `json:"read"`
+		DeliveryRate        float64   `json:"delivery_rate"`
+		ReadRate            float64   `json:"read_rate"`
+	}
+	f.Do("GET", "/api/analytics/overview", nil, a).Expect(t, 200).Into(t, &o)
+	if o.Timezone != "UTC" || o.Today.IsZero() || o.MessagesInToday != 2 || o.MessagesOutToday != 1 || o.ActiveConversations != 2 ||
+		o.WaitingTransfers != 0 || o.CampaignsRunning != 0 || o.RateDays != 7 || o.Sent != 1 || o.Delivered != 1 || o.Read != 1 ||
+		o.DeliveryRate != 100 || o.ReadRate != 100 {
+		t.Fatalf("overview %+v", o)
+	}
+	// A transfer to the agents' queue waits until someone takes it.
+	f.Do("POST", "/api/chatbot/transfers", map[string]any{"contact_id": first}, a).Expect(t, 201)
+	f.Do("GET", "/api/analytics/overview", nil, a).Expect(t, 200).Into(t, &o)
+	if o.WaitingTransfers != 1 {
+		t.Fatalf("waiting transfers %d", o.WaitingTransfers)
+	}
+
+	agent := f.CreateUser(a, "overview-agent@example.test", "Agent").Auth()
+	if r := f.Do("GET", "/api/analytics/overview", nil, agent).Expect(t, 403); !strings.Contains(r.Message, "analytics:read") {
+		t.Fatalf("agent refused with %q", r.Message)
+	}
+}

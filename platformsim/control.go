@@ -22,6 +22,8 @@ func (s *Simulator) controlRoutes() *http.ServeMux {
 	})
 	mux.HandleFunc("POST /_sim/business_accounts", s.handleAddBusinessAccount)
 	mux.HandleFunc("POST /_sim/oauth_codes", s.handleAddOAuthCode)
+	mux.HandleFunc("POST /_sim/embedded_signup/codes", s.handleAddSignupCode)
+	mux.HandleFunc("GET /_sim/embedded_signup/sdk.js", s.handleSignupScript)
 	mux.HandleFunc("POST /_sim/incoming", s.handleIncoming)
 	mux.HandleFunc("POST /_sim/statuses", s.handlePostStatus)
 	mux.HandleFunc("POST /_sim/templates/{id}/status", s.handleSetTemplateStatus)

@@ -142,6 +142,10 @@ type Simulator struct {
 	incoming  map[string]string // incoming message id → phone number id (for mark-as-read)
 	calls     map[string]*call
 	callPerms map[string]callPermission // by permKey
+	// signupCodes are the codes the embedded-signup stand-in hands out,
+	// one per load of its script (signup.go).
+	signupCodes []string
+
 	// Calls with media (callmedia.go). Actions and peers outlive the call
 	// so that tests can inspect a call after it ended.
 	callActions    map[string][]string

@@ -124,6 +124,10 @@ if [ -z "${PLATFORM_API_URL:-}" ]; then
   export PLATFORMSIM_WEBHOOK_URL="http://127.0.0.1:${PORT}/api/webhook"
   export PLATFORMSIM_APP_SECRET="${PLATFORMSIM_APP_SECRET:-sim-app-secret}"
   export PLATFORM_APP_SECRET="$PLATFORMSIM_APP_SECRET"
+  # The console's embedded signup loads the simulator's stand-in script
+  # (codes queued with POST /_sim/embedded_signup/codes).
+  export EMBEDDED_SIGNUP_SCRIPT_URL="${EMBEDDED_SIGNUP_SCRIPT_URL:-$PLATFORM_API_URL/_sim/embedded_signup/sdk.js}"
+  export EMBEDDED_SIGNUP_ORIGINS="${EMBEDDED_SIGNUP_ORIGINS:-$PLATFORM_API_URL}"
 fi
 
 # --- the processes -----------------------------------------------------------

@@ -86,6 +86,13 @@ type signupConfigResp struct {
 	PlatformAppID      string `json:"platform_app_id"`
 	PlatformConfigID   string `json:"platform_config_id"`
 	PlatformAPIVersion string `json:"platform_api_version"`
+	// ScriptURL is the provider's embedded-signup script (the one outside
+	// script the console's signup page may load).
+	ScriptURL string `json:"script_url"`
+	// Configured says whether the organization set its provider app (app
+	// id and secret in the organization settings): without it, there is
+	// no embedded signup, only the manual form.
+	Configured bool `json:"configured"`
 }
 
 // exchangeTokenRequest converts to accounts.ExchangeInput field for field.

@@ -13,7 +13,8 @@ func (h *Handlers) embeddedSignupConfig(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	web.OK(c, signupConfigResp{PlatformAppID: cfg.AppID, PlatformConfigID: cfg.ConfigID, PlatformAPIVersion: cfg.APIVersion})
+	web.OK(c, signupConfigResp{PlatformAppID: cfg.AppID, PlatformConfigID: cfg.ConfigID, PlatformAPIVersion: cfg.APIVersion,
+		ScriptURL: h.signupScript, Configured: cfg.Configured})
 }
 
 func (h *Handlers) exchangeToken(c *gin.Context) {

@@ -7,7 +7,9 @@
 // else index.html, so that the application's own routes (deep links)
 // survive a reload. Hashed assets (assets/) are cached for a year, the rest
 // revalidated. Every answer carries a strict Content-Security-Policy: the
-// console runs only its own scripts, styles and requests. Without a build,
+// console runs only its own scripts, styles and requests; the one exception
+// is the embedded signup page (SignupPage), whose policy also allows the
+// provider's signup script (WithSignup). Without a build,
 // it serves a short page that says how to build it: Go-only builds, vets
 // and tests need no Node.
 //
@@ -23,6 +25,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"sync"
@@ -46,6 +49,21 @@ const Base = "/console/"
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; media-src 'self' blob:; font-src 'self'; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
+// SignupPage is the console's embedded signup page, below Base: the one
+// page whose policy allows a script from another origin, the provider's
+// embedded-signup script (WithSignup). The console links to it with a full
+// page load, so that the exception lives in that document only.
+const SignupPage = "accounts/signup"
+
+// SignupCSP is CSP with the embedded-signup script's origin allowed for
+// scripts, and it and origins allowed for frames and requests; nothing else
+// changes.
+func SignupCSP(scriptOrigin string, origins []string) string {
+	others := strings.Join(append([]string{scriptOrigin}, origins...), " ")
+	return "default-src 'self'; script-src 'self' " + scriptOrigin + "; style-src 'self'; img-src 'self' blob:; media-src 'self' blob:; font-src 'self'; " +
+		"connect-src 'self' " + others + "; frame-src " + others + "; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+}
+
 // notBuiltCSP is the policy of the how-to-build page: its own inline style,
 // nothing else.
 const notBuiltCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -53,6 +71,28 @@ const notBuiltCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'no
 // Handler serves the console's files from memory.
 type Handler struct {
 	files map[string]*file // by path below Base, e.g. "index.html", "assets/index-5xVQwgDr.js"
+	// signupCSP is SignupPage's policy; empty, the page has the strict one
+	// (and embedded signup cannot load its script).
+	signupCSP string
+}
+
+// WithSignup returns a handler of the same files whose SignupPage allows
+// the embedded-signup script at scriptURL (its origin) and origins; an
+// empty or unparsable scriptURL leaves every page strict.
+func (h *Handler) WithSignup(scriptURL string, origins []string) *Handler {
+	out := &Handler{files: h.files}
+	u, err := url.Parse(scriptURL)
+	if scriptURL == "" || err != nil || u.Scheme == "" || u.Host == "" {
+		return out
+	}
+	clean := make([]string, 0, len(origins))
+	for _, o := range origins {
+		if v, err := url.Parse(strings.TrimSpace(o)); err == nil && v.Scheme != "" && v.Host != "" {
+			clean = append(clean, v.Scheme+"://"+v.Host)
+		}
+	}
+	out.signupCSP = SignupCSP(u.Scheme+"://"+u.Host, clean)
+	return out
 }
 
 type file struct {
@@ -134,8 +174,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(notBuiltPage))
 		return
 	}
-	hdr.Set("Content-Security-Policy", CSP)
 	name := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(r.URL.Path, Base)), "/")
+	if name == SignupPage && h.signupCSP != "" {
+		hdr.Set("Content-Security-Policy", h.signupCSP)
+		// The provider's sign-in window reports to the page that opened it.
+		hdr.Set("Cross-Origin-Opener-Policy", "same-origin-allow-popups")
+	} else {
+		hdr.Set("Content-Security-Policy", CSP)
+	}
 	f, ok := h.files[name]
 	switch {
 	case ok && strings.HasPrefix(name, "assets/"):

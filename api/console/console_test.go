@@ -196,3 +196,52 @@ func TestSandboxPageIsSandboxedWithoutNetwork(t *testing.T) {
 		t.Fatal("the console's own policy allows eval")
 	}
 }
+
+// TestOnlyTheSignupPageAllowsTheProviderScript: the embedded signup page's
+// policy allows the provider's script origin (scripts, frames, requests)
+// and its other origins (frames, requests), and nothing else changes; every
+// other page, asset and the page under another name keep the strict policy.
+func TestOnlyTheSignupPageAllowsTheProviderScript(t *testing.T) {
+	h := built().WithSignup("https://connect.provider.test/en_US/sdk.js", []string{"https://www.provider.test", "https://web.provider.test/"})
+	want := "default-src 'self'; script-src 'self' https://connect.provider.test; style-src 'self'; img-src 'self' blob:; " +
+		"media-src 'self' blob:; font-src 'self'; connect-src 'self' https://connect.provider.test https://www.provider.test https://web.provider.test; " +
+		"frame-src https://connect.provider.test https://www.provider.test https://web.provider.test; object-src 'none'; base-uri 'self'; " +
+		"form-action 'self'; frame-ancestors 'none'"
+	for _, p := range []string{"/console/accounts/signup", "/console/accounts/signup/", "/console/accounts/./signup"} {
+		w := serve(h, "GET", p)
+		if w.Code != 200 || !strings.HasPrefix(w.Body.String(), "<!doctype html>") {
+			t.Fatalf("%s: %d %q", p, w.Code, clip(w.Body.String()))
+		}
+		if got := w.Header().Get("Content-Security-Policy"); got != want {
+			t.Errorf("%s: CSP\n got %q\nwant %q", p, got, want)
+		}
+		if got := w.Header().Get("Cross-Origin-Opener-Policy"); got != "same-origin-allow-popups" {
+			t.Errorf("%s: COOP %q", p, got)
+		}
+		if w.Header().Get("X-Frame-Options") != "DENY" || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: headers %v", p, w.Header())
+		}
+	}
+	for _, p := range []string{"/console/", "/console/accounts", "/console/accounts/signups", "/console/accounts/signup/x",
+		"/console/settings", "/console/assets/index-abc123.js", "/console/index.html"} {
+		w := serve(h, "GET", p)
+		if got := w.Header().Get("Content-Security-Policy"); got != CSP {
+			t.Errorf("%s: CSP %q, want the strict one", p, got)
+		}
+		if got := w.Header().Get("Cross-Origin-Opener-Policy"); got != "same-origin" {
+			t.Errorf("%s: COOP %q", p, got)
+		}
+	}
+	// Without a script URL (or a bad one) the signup page is strict too.
+	for _, u := range []string{"", "not a url", "/relative/sdk.js"} {
+		if got := serve(built().WithSignup(u, nil), "GET", "/console/accounts/signup").Header().Get("Content-Security-Policy"); got != CSP {
+			t.Errorf("script URL %q: CSP %q", u, got)
+		}
+	}
+	// The policy still forbids inline script, eval and being framed.
+	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "*", "data:"} {
+		if strings.Contains(want, bad) {
+			t.Errorf("the signup policy allows %q", bad)
+		}
+	}
+}

@@ -168,3 +168,27 @@ func toDataResp(d *widgets.Data, p widgets.Period) dataResp {
 type allDataResp struct {
 	Data map[string]dataResp `json:"data"`
 }
+
+type overviewResp struct {
+	Timezone            string    `json:"timezone" description:"The organization's timezone: today and the rates' days are its days."`
+	Today               time.Time `json:"today" description:"The start of today in the organization's timezone."`
+	MessagesInToday     int64     `json:"messages_in_today" description:"Messages received since the start of today."`
+	MessagesOutToday    int64     `json:"messages_out_today" description:"Messages sent since the start of today (queued ones included)."`
+	ActiveConversations int64     `json:"active_conversations" description:"Contacts with a message, either way, in the last 24 hours."`
+	WaitingTransfers    int64     `json:"waiting_transfers" description:"Active agent transfers that no agent has yet."`
+	CampaignsRunning    int64     `json:"campaigns_running" description:"Campaigns sending now."`
+	RateDays            int       `json:"rate_days" description:"How many days, today included, the rates cover (7)."`
+	RatesFrom           time.Time `json:"rates_from" description:"The start of the first of those days."`
+	Sent                int64     `json:"sent" description:"Outgoing messages of those days the provider took (sent, delivered, read or failed)."`
+	Delivered           int64     `json:"delivered" description:"Of those, the delivered or read ones."`
+	Read                int64     `json:"read" description:"Of those, the read ones."`
+	DeliveryRate        float64   `json:"delivery_rate" description:"delivered as a percent of sent (0 when nothing was sent)."`
+	ReadRate            float64   `json:"read_rate" description:"read as a percent of sent (0 when nothing was sent)."`
+}
+
+func toOverviewResp(o *widgets.Overview) overviewResp {
+	return overviewResp{Timezone: o.Timezone, Today: web.UTC(o.Today), MessagesInToday: o.MessagesInToday, MessagesOutToday: o.MessagesOutToday,
+		ActiveConversations: o.ActiveConversations, WaitingTransfers: o.WaitingTransfers, CampaignsRunning: o.CampaignsRunning,
+		RateDays: widgets.RateDays, RatesFrom: web.UTC(o.RatesFrom), Sent: o.Sent, Delivered: o.Delivered, Read: o.Read,
+		DeliveryRate: o.DeliveryRate, ReadRate: o.ReadRate}
+}

@@ -6,9 +6,9 @@ import (
 	"wharf/api/web"
 )
 
-// Routes lists the widget routes; every one needs analytics:read (sharing
-// needs analytics:share besides, checked by the domain since it depends on
-// the body). It reads no field of h, so a nil *Handlers lists the table too.
+// Routes lists the widget routes and the dashboard's overview; every one
+// needs analytics:read (sharing needs analytics:share besides, checked by
+// the domain since it depends on the body). It reads no field of h, so a nil *Handlers lists the table too.
 // The fixed paths come before /:id ones only for readers: gin matches
 // static segments first.
 func (h *Handlers) Routes() []web.Route {
@@ -34,5 +34,8 @@ func (h *Handlers) Routes() []web.Route {
 			Summary: "Delete the caller's own widget", Response: web.MessageResp{}},
 		{Method: "GET", Path: "/api/widgets/:id/data", Access: read, Handler: h.data, Query: periodQuery{},
 			Summary: "Get a widget's data over a period of UTC days", Response: dataResp{}},
+		{Method: "GET", Path: "/api/analytics/overview", Access: read, Handler: h.overview,
+			Summary:  "Get the dashboard's fixed tiles: messages in and out today, active conversations, waiting transfers, running campaigns, 7-day delivery and read rates",
+			Response: overviewResp{}},
 	}
 }

@@ -162,3 +162,12 @@ func (h *Handlers) allData(c *gin.Context) {
 	}
 	web.OK(c, out)
 }
+
+func (h *Handlers) overview(c *gin.Context) {
+	o, err := h.widgets.Overview(c.Request.Context(), web.Principal(c).OrgID)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OK(c, toOverviewResp(o))
+}

@@ -23,6 +23,7 @@ export interface ToolLink extends Requirement {
 
 export const pages: PageLink[] = [
   { label: 'Overview', to: { name: 'home' }, group: 'Conversations' },
+  { label: 'Dashboard', to: { name: 'dashboard' }, permission: 'analytics:read', group: 'Conversations' },
   { label: 'Inbox', to: { name: 'inbox' }, permission: 'messages:read', group: 'Conversations' },
   { label: 'Contacts', to: { name: 'contacts' }, permission: 'contacts:read', group: 'Conversations' },
   { label: 'Transfers', to: { name: 'transfers' }, permission: 'transfers:read', group: 'Conversations' },
@@ -40,6 +41,10 @@ export const pages: PageLink[] = [
   { label: 'Custom actions', to: { name: 'custom-actions' }, permission: 'custom_actions:read', group: 'Automation' },
   { label: 'Platform flows', to: { name: 'platform-flows' }, permission: 'flows:read', group: 'Automation' },
   { label: 'Catalogs', to: { name: 'catalogs' }, permission: 'catalogs:read', group: 'Automation' },
+  // The integration's DocTypes are readable with these permissions (docs/FRAMEWORK.md, Built-in DocTypes).
+  { label: 'Documents', to: { name: 'documents' }, anyOf: ['campaigns:read', 'messages:read', 'templates:read', 'accounts:read', 'flows:read'], group: 'Messaging' },
+  // Super admins only (GET /api/me's is_super_admin): every organization and its members.
+  { label: 'Organizations', to: { name: 'organizations' }, superAdmin: true, group: 'Administration' },
   // Every user has the page: their own password is on it.
   { label: 'Settings', to: { name: 'settings' }, group: 'Administration' },
 ]

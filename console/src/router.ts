@@ -108,6 +108,14 @@ const routes: RouteRecordRaw[] = [
         meta: { title: 'Webhook', requires: { permission: 'webhooks:read' } },
       },
       {
+        // Served by the api with its own Content-Security-Policy (the provider's
+        // script): reach it by a full page load, not a router link.
+        path: 'accounts/signup',
+        name: 'account-signup',
+        component: () => import('@/pages/accounts/SignupPage.vue'),
+        meta: { title: 'Embedded signup', requires: { permission: 'accounts:write' } },
+      },
+      {
         path: 'accounts',
         name: 'accounts',
         component: () => import('@/pages/accounts/AccountsPage.vue'),
@@ -148,6 +156,12 @@ const routes: RouteRecordRaw[] = [
         name: 'api-keys',
         component: () => import('@/pages/apikeys/ApiKeysPage.vue'),
         meta: { title: 'API keys', requires: { permission: 'api_keys:read' } },
+      },
+      {
+        path: 'organizations',
+        name: 'organizations',
+        component: () => import('@/pages/organizations/OrganizationsPage.vue'),
+        meta: { title: 'Organizations', requires: { superAdmin: true } },
       },
       {
         path: 'users',
@@ -258,6 +272,33 @@ const routes: RouteRecordRaw[] = [
         component: () => import('@/pages/chatbot/SessionsPage.vue'),
         meta: { title: 'Chatbot sessions', requires: { permission: 'chatbot:read' } },
       },
+      // The document framework's DocTypes: what each user may do is decided
+      // per DocType by the server (wharf.desk.get_doctypes), so the pages ask.
+      { path: 'documents', name: 'documents', component: () => import('@/pages/documents/DocumentsPage.vue'), meta: { title: 'Documents' } },
+      {
+        path: 'documents/:doctype',
+        name: 'document-list',
+        component: () => import('@/pages/documents/DocumentListPage.vue'),
+        meta: { title: 'Documents' },
+      },
+      {
+        path: 'documents/:doctype/new',
+        name: 'document-new',
+        component: () => import('@/pages/documents/DocumentPage.vue'),
+        meta: { title: 'New document' },
+      },
+      {
+        path: 'documents/:doctype/:name',
+        name: 'document',
+        component: () => import('@/pages/documents/DocumentPage.vue'),
+        meta: { title: 'Document' },
+      },
+      {
+        path: 'dashboard',
+        name: 'dashboard',
+        component: () => import('@/pages/dashboard/DashboardPage.vue'),
+        meta: { title: 'Dashboard', requires: { permission: 'analytics:read' } },
+      },
       {
         path: ':pathMatch(.*)*',
         name: 'not-found',
@@ -287,6 +328,18 @@ router.beforeEach(async (to) => {
     return { name: 'login', query: to.fullPath === '/' ? {} : { next: to.fullPath } }
   }
   if (to.name === 'login' && signedIn) return afterSignIn(to.query.next)
+  return true
+})
+
+// The embedded signup page's document runs under its own Content-Security-
+// Policy (it allows the provider's script; api/console): entering or leaving
+// it loads the page afresh, so that no other page runs under that policy and
+// the signup page never runs without it.
+router.beforeEach((to, from) => {
+  if (from.matched.length > 0 && (to.name === 'account-signup') !== (from.name === 'account-signup')) {
+    window.location.assign(router.resolve(to).href)
+    return false
+  }
   return true
 })
 

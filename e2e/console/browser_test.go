@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +110,10 @@ type page struct {
 	requests []string
 	outside  []string
 	problems []string // exceptions and refusals by the Content-Security-Policy
-	saved    bool     // artifacts of a failure written
+	// allowed are URLs outside the api's origin the test lets the page
+	// load (the simulator's stand-in for the provider's signup script).
+	allowed []string
+	saved   bool // artifacts of a failure written
 }
 
 // newPage opens a tab as a new visitor named name (used in artifact names).
@@ -142,6 +146,13 @@ func (b *browser) newPage(t *testing.T, name string) *page {
 	return p
 }
 
+// allow lets the page request this exact URL outside the api's origin.
+func (p *page) allow(u string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.allowed = append(p.allowed, u)
+}
+
 // in hands the page to a subtest.
 func (p *page) in(t *testing.T) *page {
 	p.t = t
@@ -171,7 +182,7 @@ func (p *page) observe(ev any) {
 		// page's own blob: URLs (the inbox shows media it read into blobs),
 		// which are of its origin.
 		if !strings.HasPrefix(u, p.origin+"/") && u != p.origin && !strings.HasPrefix(u, "data:") &&
-			!strings.HasPrefix(u, "blob:"+p.origin+"/") {
+			!strings.HasPrefix(u, "blob:"+p.origin+"/") && !slices.Contains(p.allowed, u) {
 			p.outside = append(p.outside, u)
 		}
 	case *runtime.EventConsoleAPICalled:

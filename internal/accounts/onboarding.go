@@ -19,6 +19,9 @@ import (
 // never part of it.
 type SignupConfig struct {
 	AppID, ConfigID, APIVersion string
+	// Configured: the app id and its secret are both set, which the code
+	// exchange needs.
+	Configured bool
 }
 
 // EmbeddedSignupConfig returns the organization's embedded-signup settings.
@@ -27,7 +30,12 @@ func (s *Service) EmbeddedSignupConfig(ctx context.Context, orgID uuid.UUID) (*S
 	if err != nil {
 		return nil, err
 	}
-	return &SignupConfig{AppID: st.ProviderAppID, ConfigID: st.ProviderConfigID, APIVersion: s.provider.Version()}, nil
+	secret, err := s.settings.ProviderAppSecret(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return &SignupConfig{AppID: st.ProviderAppID, ConfigID: st.ProviderConfigID, APIVersion: s.provider.Version(),
+		Configured: st.ProviderAppID != "" && secret != ""}, nil
 }
 
 // ExchangeInput is the body of POST /api/accounts/exchange-token.

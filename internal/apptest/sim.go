@@ -51,6 +51,9 @@ func NewWithSim(t testing.TB, overrides map[string]string, simConfig func(*platf
 		"PLATFORM_API_URL":       srv.URL,
 		"PLATFORM_APP_SECRET":    secret,
 		"OUTBOUND_ALLOW_PRIVATE": "true",
+		// The browser tests never load the provider's own script.
+		"EMBEDDED_SIGNUP_SCRIPT_URL": srv.URL + "/_sim/embedded_signup/sdk.js",
+		"EMBEDDED_SIGNUP_ORIGINS":    srv.URL,
 	}
 	maps.Copy(env, overrides)
 	e := &SimEnv{Env: New(t, env), Sim: sim, SimServer: srv, AppSecret: secret}

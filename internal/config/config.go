@@ -251,6 +251,16 @@ type API struct {
 	// handshake before any account (with its own verify token) exists.
 	PlatformWebhookVerifyToken string `env:"PLATFORM_WEBHOOK_VERIFY_TOKEN"`
 
+	// EmbeddedSignupScriptURL is the provider's embedded-signup script: the
+	// one script from another origin the console loads, on its embedded
+	// signup page only (/console/accounts/signup, whose Content-Security-
+	// Policy allows this origin; every other page keeps the strict one).
+	// Tests point it at the simulator's stand-in.
+	EmbeddedSignupScriptURL string `env:"EMBEDDED_SIGNUP_SCRIPT_URL" envDefault:"https://connect.facebook.net/en_US/sdk.js"`
+	// EmbeddedSignupOrigins are the other origins the script opens frames
+	// of and talks to, allowed on that page only.
+	EmbeddedSignupOrigins []string `env:"EMBEDDED_SIGNUP_ORIGINS" envSeparator:"," envDefault:"https://www.facebook.com,https://web.facebook.com"`
+
 	BootstrapAdminEmail    string `env:"BOOTSTRAP_ADMIN_EMAIL" envDefault:"admin@wharf.local"`
 	BootstrapAdminPassword string `env:"BOOTSTRAP_ADMIN_PASSWORD"`
 	BootstrapOrgName       string `env:"BOOTSTRAP_ORG_NAME" envDefault:"Wharf"`
@@ -476,6 +486,14 @@ func LoadAPIFrom(environ map[string]string) (API, error) {
 			errs = append(errs, errors.New("METRICS_ADDR must be host:port (or :port), like 127.0.0.1:9090"))
 		} else if c.MetricsAddr == c.HTTPAddr {
 			errs = append(errs, errors.New("METRICS_ADDR must differ from HTTP_ADDR: /metrics is not served on the public listener"))
+		}
+	}
+	if err := httpURL(c.EmbeddedSignupScriptURL); err != nil {
+		errs = append(errs, fmt.Errorf("EMBEDDED_SIGNUP_SCRIPT_URL %w", err))
+	}
+	for _, o := range c.EmbeddedSignupOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("EMBEDDED_SIGNUP_ORIGINS: %q must be an origin like https://www.example.com", o))
 		}
 	}
 	if (c.MonitoringUser == "") != (c.MonitoringPassword == "") {

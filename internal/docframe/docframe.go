@@ -60,6 +60,9 @@ type Options struct {
 	// doctype is one of them, so that an integration's DocTypes exist from
 	// their first use whatever route comes first.
 	BuiltIn func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error)
+	// BuiltInNames are the addressable DocTypes BuiltIn creates: the desk's
+	// list of DocTypes (DeskMethod) creates those an organization lacks.
+	BuiltInNames []string
 	// Guards tie DocTypes that hold the core's data to the core's
 	// permissions, masking and secrets (guard.go).
 	Guards []Guard
@@ -72,24 +75,26 @@ type Options struct {
 
 // Service is the document framework.
 type Service struct {
-	db      *gorm.DB
-	box     *secrets.Box
-	hooks   []Hook
-	events  EventSink
-	methods map[string]Method
-	builtIn func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error)
-	guards  map[string]*Guard
-	enq     *jobs.Enqueuer
-	log     *slog.Logger
-	now     func() time.Time
+	db           *gorm.DB
+	box          *secrets.Box
+	hooks        []Hook
+	events       EventSink
+	methods      map[string]Method
+	builtIn      func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error)
+	builtInNames []string
+	guards       map[string]*Guard
+	enq          *jobs.Enqueuer
+	log          *slog.Logger
+	now          func() time.Time
 }
 
 // New builds the framework. Two methods of one name, or two guards of one
 // DocType, are a programming error, reported here.
 func New(db *gorm.DB, box *secrets.Box, o Options) (*Service, error) {
 	s := &Service{db: db, box: box, hooks: o.Hooks, events: o.Events, methods: map[string]Method{}, log: o.Log, builtIn: o.BuiltIn,
-		enq: o.Enqueuer,
-		now: func() time.Time { return time.Now().UTC() }}
+		builtInNames: o.BuiltInNames,
+		enq:          o.Enqueuer,
+		now:          func() time.Time { return time.Now().UTC() }}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -97,7 +102,7 @@ func New(db *gorm.DB, box *secrets.Box, o Options) (*Service, error) {
 	if s.guards, err = guardIndex(o.Guards); err != nil {
 		return nil, err
 	}
-	for _, m := range append(builtinMethods(), o.Methods...) {
+	for _, m := range append(append(builtinMethods(), deskMethod()), o.Methods...) {
 		if _, dup := s.methods[m.Name]; dup {
 			return nil, fmt.Errorf("docframe: method %s registered twice", m.Name)
 		}

@@ -2,7 +2,7 @@
 export const actionTypes = [
   { value: 'webhook', label: 'Webhook', hint: 'Wharf calls your system with the contact, and shows its answer.' },
   { value: 'url', label: 'Link', hint: 'Opens a page of yours (the contact filled in) in the browser.' },
-  { value: 'javascript', label: 'JavaScript', hint: 'Code handed to API clients to run; the console does not run it.' },
+  { value: 'javascript', label: 'JavaScript', hint: 'Runs in the inbox, walled off from the console (no session, no network); API clients get it too.' },
 ] as const
 
 export const icons = ['zap', 'ticket', 'user', 'bar-chart', 'link', 'phone', 'mail', 'file-text', 'external-link', 'globe', 'code']
