@@ -232,7 +232,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
 		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
-		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, OptOuts: d.Contacts, Audiences: d.Contacts, Live: d.Live, Tests: campaignTests{d.Messaging}, Config: campaigns.Config{Lanes: cc.Lanes,
+		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, OptOuts: d.Contacts, Audiences: d.Contacts, Timezones: settings, Live: d.Live, Tests: campaignTests{d.Messaging}, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)

@@ -18,7 +18,20 @@ const (
 	CampaignPaused    CampaignStatus = "paused"
 	CampaignCompleted CampaignStatus = "completed"
 	CampaignCancelled CampaignStatus = "cancelled"
+	// CampaignRecurring: a series whose occurrences are still to come
+	// (internal/campaigns, recurrence.go); it sends nothing itself.
+	CampaignRecurring CampaignStatus = "recurring"
 )
+
+// Recurrence is a recurring campaign's schedule: a 5-field cron
+// expression in the organization's timezone, an end (EndsAt, MaxRuns or
+// both), and how late a missed occurrence may still run.
+type Recurrence struct {
+	Cron         string     `json:"cron"`
+	EndsAt       *time.Time `json:"ends_at"`
+	MaxRuns      *int       `json:"max_runs"`
+	GraceMinutes int        `json:"grace_minutes"`
+}
 
 // RecipientStatus is a campaign recipient's status: the message statuses,
 // and besides, a recipient is claimed as sending just before its send, and
@@ -81,6 +94,19 @@ type Campaign struct {
 	CreatedBy        *uuid.UUID `gorm:"type:uuid"`
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	// Recurrence makes the campaign a series (nil: a single send); the
+	// series fires its next occurrence at NextRunAt, has fired Runs, and
+	// skipped SkippedOccurrences (missed past their grace, or superseded
+	// by a later missed one), the last at LastSkippedAt.
+	Recurrence         JSON[*Recurrence] `gorm:"type:jsonb"`
+	NextRunAt          *time.Time
+	Runs               int
+	SkippedOccurrences int
+	LastSkippedAt      *time.Time
+	// SeriesID and OccurrenceAt: this campaign is the run of a series'
+	// occurrence (unique together).
+	SeriesID     *uuid.UUID `gorm:"type:uuid"`
+	OccurrenceAt *time.Time
 }
 
 // CampaignRecipient is one recipient of a campaign.

@@ -168,6 +168,13 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		return h.Campaigns.Recount(ctx, p.OrganizationID, p.CampaignID)
 	}))
 	mux.HandleFunc(jobs.TypeCampaignStartDue, handle(func(ctx context.Context, _ jobs.CampaignStartDue) error {
+		// Recurring campaigns' due occurrences first: each creates a run
+		// scheduled for now, which StartDue below starts in this tick.
+		if n, err := h.Campaigns.FireDue(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			h.Log.Info("recurring campaigns' occurrences fired", "count", n)
+		}
 		n, err := h.Campaigns.StartDue(ctx)
 		if n > 0 {
 			h.Log.Info("scheduled campaigns started", "count", n)

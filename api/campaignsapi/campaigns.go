@@ -20,7 +20,11 @@ func (h *Handlers) list(c *gin.Context) {
 	if !valid {
 		return
 	}
-	f := campaigns.Filter{Status: c.Query("status"), AccountID: accountID}
+	seriesID, valid := web.QueryUUID(c, "series_id")
+	if !valid {
+		return
+	}
+	f := campaigns.Filter{Status: c.Query("status"), AccountID: accountID, SeriesID: seriesID}
 	rows, total, err := h.campaigns.List(c.Request.Context(), web.Principal(c).OrgID, f, pg)
 	if err != nil {
 		web.Fail(c, err)
@@ -130,4 +134,22 @@ func (h *Handlers) resendUnknown(c *gin.Context) {
 		return
 	}
 	web.OK(c, resendResp{Requeued: n, Campaign: toCampaignResp(cp)})
+}
+
+// previewRecurrence checks a recurrence and gives its next occurrences.
+func (h *Handlers) previewRecurrence(c *gin.Context) {
+	var req previewRequest
+	if !web.BindJSON(c, &req) {
+		return
+	}
+	r := models.Recurrence{Cron: req.Cron, EndsAt: req.EndsAt, MaxRuns: req.MaxRuns, GraceMinutes: req.GraceMinutes}
+	runs, tz, err := h.campaigns.PreviewRecurrence(c.Request.Context(), web.Principal(c).OrgID, r, 3)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	for i := range runs {
+		runs[i] = runs[i].UTC()
+	}
+	web.OK(c, previewResp{NextRuns: runs, Timezone: tz})
 }

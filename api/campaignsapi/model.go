@@ -21,21 +21,24 @@ type listQuery struct {
 	web.PageQuery
 	Status    string `query:"status" description:"Only campaigns in this state (draft, scheduled, sending, paused, completed, cancelled)."`
 	AccountID string `query:"account_id" description:"Only campaigns of this platform account (UUID)."`
+	SeriesID  string `query:"series_id" description:"Only the runs of this recurring campaign (UUID)."`
 }
 
 type campaignResp struct {
-	ID              uuid.UUID  `json:"id"`
-	Name            string     `json:"name"`
-	AccountID       *uuid.UUID `json:"account_id"`
-	TemplateID      *uuid.UUID `json:"template_id"`
-	TemplateName    string     `json:"template_name"`
-	Status          string     `json:"status"`
-	TotalRecipients int        `json:"total_recipients"`
-	SentCount       int        `json:"sent_count"`
-	DeliveredCount  int        `json:"delivered_count"`
-	ReadCount       int        `json:"read_count"`
-	FailedCount     int        `json:"failed_count"`
-	UnknownCount    int        `json:"unknown_count"`
+	ID           uuid.UUID  `json:"id"`
+	Name         string     `json:"name"`
+	AccountID    *uuid.UUID `json:"account_id"`
+	TemplateID   *uuid.UUID `json:"template_id"`
+	TemplateName string     `json:"template_name"`
+	// Status: draft, scheduled, sending, paused, completed, cancelled, or
+	// recurring (a series whose occurrences are still to come).
+	Status          string `json:"status"`
+	TotalRecipients int    `json:"total_recipients"`
+	SentCount       int    `json:"sent_count"`
+	DeliveredCount  int    `json:"delivered_count"`
+	ReadCount       int    `json:"read_count"`
+	FailedCount     int    `json:"failed_count"`
+	UnknownCount    int    `json:"unknown_count"`
 	// SkippedCount: recipients not sent on purpose (a marketing template
 	// to a contact who opted out of marketing); not failures.
 	SkippedCount int `json:"skipped_count"`
@@ -63,6 +66,21 @@ type campaignResp struct {
 	CancelledAt        *time.Time `json:"cancelled_at"`
 	CreatedAt          time.Time  `json:"created_at"`
 	UpdatedAt          time.Time  `json:"updated_at"`
+	// Recurrence: the series' schedule (null: a single send).
+	Recurrence *models.Recurrence `json:"recurrence"`
+	// NextRunAt: when the series' next occurrence fires (null unless
+	// recurring).
+	NextRunAt *time.Time `json:"next_run_at"`
+	// Runs: the runs the series has created; SkippedOccurrences: the
+	// occurrences missed past their grace (or superseded by a later missed
+	// one), the last skipped at LastSkippedAt.
+	Runs               int        `json:"runs"`
+	SkippedOccurrences int        `json:"skipped_occurrences"`
+	LastSkippedAt      *time.Time `json:"last_skipped_at"`
+	// SeriesID and OccurrenceAt: this campaign is a run of that series,
+	// for that occurrence.
+	SeriesID     *uuid.UUID `json:"series_id"`
+	OccurrenceAt *time.Time `json:"occurrence_at"`
 }
 
 func toCampaignResp(c *models.Campaign) campaignResp {
@@ -76,7 +94,9 @@ func toCampaignResp(c *models.Campaign) campaignResp {
 		SendingCount: c.SendingCount, RepliedCount: c.RepliedCount, RepliesCountedAt: web.UTCPtr(c.RepliesCountedAt),
 		ReplyRate: rate(c.RepliedCount, c.SentCount), VariableMapping: m, Audience: c.Audience.V, AudienceResolvedAt: web.UTCPtr(c.AudienceResolvedAt),
 		ScheduledAt: web.UTCPtr(c.ScheduledAt), StartedAt: web.UTCPtr(c.StartedAt), PausedAt: web.UTCPtr(c.PausedAt), PauseReason: c.PauseReason,
-		CompletedAt: web.UTCPtr(c.CompletedAt), CancelledAt: web.UTCPtr(c.CancelledAt), CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt)}
+		CompletedAt: web.UTCPtr(c.CompletedAt), CancelledAt: web.UTCPtr(c.CancelledAt), CreatedAt: web.UTC(c.CreatedAt), UpdatedAt: web.UTC(c.UpdatedAt),
+		Recurrence: c.Recurrence.V, NextRunAt: web.UTCPtr(c.NextRunAt), Runs: c.Runs, SkippedOccurrences: c.SkippedOccurrences,
+		LastSkippedAt: web.UTCPtr(c.LastSkippedAt), SeriesID: c.SeriesID, OccurrenceAt: web.UTCPtr(c.OccurrenceAt)}
 }
 
 // campaignRequest distinguishes an absent scheduled_at from an explicit
@@ -88,7 +108,9 @@ type campaignRequest struct {
 	VariableMapping *map[string]string `json:"variable_mapping"`
 	ScheduledAt     json.RawMessage    `json:"scheduled_at" format:"date-time" description:"RFC 3339 timestamp; null unschedules, absent leaves it unchanged."`
 	// Audience: the recipients come from the organization's contacts.
-	Audience json.RawMessage `json:"audience" rawtype:"object" description:"Take the recipients from the organization's contacts, resolved when the campaign starts (needs contacts:read too); null goes back to uploaded recipients, absent leaves it unchanged. Map placeholders to name, phone_number or a metadata field in variable_mapping, or give fixed values here."`
+	// Recurrence: repeat the campaign (recurrence.go).
+	Recurrence json.RawMessage `json:"recurrence" rawtype:"object" description:"Make the campaign recurring: {cron, ends_at, max_runs, grace_minutes}, a 5-field cron expression in the organization's timezone at most hourly, an end (ends_at, max_runs up to 1000, or both) and how many minutes late a missed occurrence may still run (1 to 1440, default 60). Only for campaigns with an audience. null makes it a single send again, absent leaves it unchanged."`
+	Audience   json.RawMessage `json:"audience" rawtype:"object" description:"Take the recipients from the organization's contacts, resolved when the campaign starts (needs contacts:read too); null goes back to uploaded recipients, absent leaves it unchanged. Map placeholders to name, phone_number or a metadata field in variable_mapping, or give fixed values here."`
 }
 
 // input reads the request; p is the caller, who needs contacts:read to
@@ -134,7 +156,47 @@ func (r campaignRequest) input(p *identity.Principal) (campaigns.Input, error) {
 		}
 		in.Audience = &a
 	}
+	if len(r.Recurrence) > 0 {
+		var rec *models.Recurrence
+		if string(r.Recurrence) != "null" {
+			v, err := decodeRecurrence(r.Recurrence)
+			if err != nil {
+				return in, err
+			}
+			rec = &v
+		}
+		in.Recurrence = &rec
+	}
 	return in, nil
+}
+
+// decodeRecurrence reads a recurrence strictly: a misspelt end would
+// otherwise be refused as missing, more confusingly.
+func decodeRecurrence(raw json.RawMessage) (models.Recurrence, error) {
+	var rec models.Recurrence
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return rec, apperr.Invalidf("recurrence must be null or an object with only cron, ends_at, max_runs and grace_minutes: %s",
+			strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return rec, nil
+}
+
+// previewRequest is a recurrence to preview.
+type previewRequest struct {
+	Cron         string     `json:"cron"`
+	EndsAt       *time.Time `json:"ends_at"`
+	MaxRuns      *int       `json:"max_runs"`
+	GraceMinutes int        `json:"grace_minutes"`
+}
+
+type previewResp struct {
+	// NextRuns: the next occurrences from now (up to 3, fewer when the end
+	// comes first), UTC.
+	NextRuns []time.Time `json:"next_runs"`
+	// Timezone: the organization's, which the cron expression is read in.
+	Timezone string `json:"timezone"`
 }
 
 // rate is part / whole, rounded to 4 decimals (0 when whole is 0).

@@ -55,6 +55,7 @@ type Service struct {
 	observer  Observer  // nil: none (observe.go)
 	optOuts   OptOuts   // nil: no recipient is skipped for an opt-out
 	audiences Audiences // nil: campaigns cannot take their recipients from contacts
+	timezones Timezones // nil: recurrences are evaluated in UTC
 	tests     TestSender
 	live      live.Publisher
 
@@ -92,6 +93,9 @@ type Deps struct {
 	// Audiences compiles contact filters (contacts; nil: campaigns cannot
 	// take their recipients from contacts).
 	Audiences Audiences
+	// Timezones gives the organization's timezone, which recurring
+	// campaigns' cron expressions are evaluated in (nil: UTC).
+	Timezones Timezones
 }
 
 // NewService wires the campaigns domain.
@@ -101,7 +105,7 @@ func NewService(d Deps) *Service {
 	}
 	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
 		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
-		observer: d.Observer, optOuts: d.OptOuts, tests: d.Tests, audiences: d.Audiences, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
+		observer: d.Observer, optOuts: d.OptOuts, tests: d.Tests, audiences: d.Audiences, timezones: d.Timezones, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
 	if b, ok := d.Observer.(CampaignsBinder); ok {
 		b.BindCampaigns(s)
 	}
@@ -112,6 +116,8 @@ func NewService(d Deps) *Service {
 type Filter struct {
 	Status    string
 	AccountID *uuid.UUID
+	// SeriesID: only the runs of this recurring campaign.
+	SeriesID *uuid.UUID
 }
 
 // List returns a page of campaigns, newest first.
@@ -122,6 +128,9 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, f Filter, pg paging
 	}
 	if f.AccountID != nil {
 		q = q.Where("account_id = ?", *f.AccountID)
+	}
+	if f.SeriesID != nil {
+		q = q.Where("series_id = ?", *f.SeriesID)
 	}
 	return paging.Find[models.Campaign](q, pg, "created_at DESC, id")
 }
@@ -145,6 +154,9 @@ type Input struct {
 	// Audience: recipients from contacts (audience.go); set to a nil
 	// pointer to go back to uploaded recipients.
 	Audience **models.CampaignAudience
+	// Recurrence makes the campaign recurring (recurrence.go); set to a
+	// nil pointer to make it a single send again.
+	Recurrence **models.Recurrence
 }
 
 // Create adds a draft campaign. The template must be an APPROVED template of
@@ -156,6 +168,9 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, createdBy uuid.UU
 	c := models.Campaign{OrganizationID: orgID, Status: models.CampaignDraft, CreatedBy: &createdBy}
 	c.VariableMapping.V = map[string]string{}
 	if err := s.applyInput(ctx, orgID, &c, in); err != nil {
+		return nil, err
+	}
+	if err := checkSeriesShape(&c); err != nil {
 		return nil, err
 	}
 	if err := s.db.WithContext(ctx).Create(&c).Error; err != nil {
@@ -219,6 +234,11 @@ func (s *Service) applyInput(ctx context.Context, orgID uuid.UUID, c *models.Cam
 			return err
 		}
 	}
+	if in.Recurrence != nil {
+		if err := s.applyRecurrence(ctx, c, *in.Recurrence); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -234,9 +254,12 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*m
 	if err := s.applyInput(ctx, orgID, c, in); err != nil {
 		return nil, err
 	}
+	if err := checkSeriesShape(c); err != nil {
+		return nil, err
+	}
 	res := s.db.WithContext(ctx).Model(&models.Campaign{}).Where("id = ? AND status = ?", c.ID, models.CampaignDraft).
 		Updates(map[string]any{"name": c.Name, "account_id": c.AccountID, "template_id": c.TemplateID, "template_name": c.TemplateName,
-			"variable_mapping": c.VariableMapping, "scheduled_at": c.ScheduledAt, "audience": c.Audience, "updated_at": s.now()})
+			"variable_mapping": c.VariableMapping, "scheduled_at": c.ScheduledAt, "audience": c.Audience, "recurrence": c.Recurrence, "updated_at": s.now()})
 	if res.Error != nil {
 		return nil, res.Error
 	}

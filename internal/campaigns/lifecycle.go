@@ -143,6 +143,9 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 	if err := s.checkReady(ctx, c); err != nil {
 		return nil, err
 	}
+	if isSeries(c) {
+		return s.startSeries(ctx, c)
+	}
 	now := s.now()
 	if c.Status == models.CampaignDraft && c.ScheduledAt != nil && c.ScheduledAt.After(now) {
 		return s.transition(ctx, orgID, id, []models.CampaignStatus{models.CampaignDraft}, "schedule", map[string]any{"status": models.CampaignScheduled})
@@ -163,17 +166,19 @@ func (s *Service) Start(ctx context.Context, orgID, id uuid.UUID) (*models.Campa
 	return started, nil
 }
 
-// Pause stops a sending campaign; its lanes stop within a second.
+// Pause stops a sending campaign; its lanes stop within a second. A
+// recurring series pauses too: no occurrence fires until it is resumed
+// (its runs already sending go on).
 func (s *Service) Pause(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
-	return s.transition(ctx, orgID, id, []models.CampaignStatus{models.CampaignSending}, "pause",
-		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": ""})
+	return s.transition(ctx, orgID, id, []models.CampaignStatus{models.CampaignSending, models.CampaignRecurring}, "pause",
+		map[string]any{"status": models.CampaignPaused, "paused_at": s.now(), "pause_reason": "", "next_run_at": gorm.Expr("CASE WHEN status = 'recurring' THEN NULL ELSE next_run_at END")})
 }
 
 // Cancel stops a campaign for good. Recipients not sent stay pending.
 func (s *Service) Cancel(ctx context.Context, orgID, id uuid.UUID) (*models.Campaign, error) {
 	return s.transition(ctx, orgID, id,
-		[]models.CampaignStatus{models.CampaignDraft, models.CampaignScheduled, models.CampaignSending, models.CampaignPaused}, "cancel",
-		map[string]any{"status": models.CampaignCancelled, "cancelled_at": s.now()})
+		[]models.CampaignStatus{models.CampaignDraft, models.CampaignScheduled, models.CampaignSending, models.CampaignPaused, models.CampaignRecurring}, "cancel",
+		map[string]any{"status": models.CampaignCancelled, "cancelled_at": s.now(), "next_run_at": nil})
 }
 
 // StartDue starts the scheduled campaigns whose time has come. A campaign

@@ -6,7 +6,7 @@ export type Campaign = components['schemas']['CampaignResp']
 export type Progress = components['schemas']['ProgressResp']
 export type Recipient = components['schemas']['RecipientResp']
 
-export const campaignStatuses = ['draft', 'scheduled', 'sending', 'paused', 'completed', 'cancelled'] as const
+export const campaignStatuses = ['draft', 'scheduled', 'recurring', 'sending', 'paused', 'completed', 'cancelled'] as const
 export const recipientStatuses = ['pending', 'sending', 'sent', 'delivered', 'read', 'failed', 'unknown', 'skipped'] as const
 
 /** "sending" → "Sending". */
