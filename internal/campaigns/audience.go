@@ -126,6 +126,12 @@ func (s *Service) startFromAudience(ctx context.Context, c *models.Campaign, fro
 		if cur.Status != from || !fromAudience(cur) {
 			return apperr.Conflictf("cannot start a campaign that is %s", cur.Status)
 		}
+		// Sorting half a million recipients by number, and hashing the
+		// tag's contacts, spill to disk at the default 4 MB (an external
+		// merge of ~50 MB); this transaction's statement may use more.
+		if err := tx.Exec(`SET LOCAL work_mem = '64MB'`).Error; err != nil {
+			return err
+		}
 		res := tx.Exec(`INSERT INTO campaign_recipients (campaign_id, organization_id, phone_number, name, data)
 			SELECT ?, c.organization_id, c.phone_number, COALESCE(NULLIF(c.name, ''), c.profile_name, ''),
 			       CASE WHEN jsonb_typeof(c.metadata) = 'object' THEN c.metadata ELSE '{}'::jsonb END || CAST(? AS jsonb)
