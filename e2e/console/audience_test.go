@@ -1,7 +1,10 @@
 package console
 
 import (
+	"bytes"
+	"encoding/csv"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +134,22 @@ func TestConsoleCampaignFromContacts(t *testing.T) {
 		f.Do("GET", "/api/campaigns/"+id, nil, a).Expect(t, 200).Into(t, &c)
 		if c.RepliedCount != 1 {
 			t.Fatalf("replied_count %d", c.RepliedCount)
+		}
+		// The report's CSV: every recipient, Ana's reply with its time.
+		file, body := p.download("Download recipients (CSV)")
+		rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+		if err != nil || !strings.HasSuffix(file, ".csv") || len(rows) != 3 {
+			t.Fatalf("downloaded %s: %d rows (%v): %s", file, len(rows), err, body)
+		}
+		col := slices.Index(rows[0], "replied_at")
+		replied := 0
+		for _, r := range rows[1:] {
+			if col >= 0 && r[col] != "" {
+				replied++
+			}
+		}
+		if col < 0 || replied != 1 || !strings.Contains(string(body), recipientNumber(0)) {
+			t.Fatalf("the CSV's replies: %s", body)
 		}
 	})
 

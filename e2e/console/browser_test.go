@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
@@ -489,4 +490,35 @@ func (p *page) upload(label, path string) {
 	p.t.Helper()
 	p.waitUntil("the file input "+label, "labelled("+js(label)+")")
 	p.do("upload to "+label, chromedp.SetUploadFiles(chromedp.JSPath(withPrelude("labelled("+js(label)+")")), []string{path}))
+}
+
+// download clicks the button named name, lets the browser save the file it
+// starts into a fresh directory, and returns the saved file's name and
+// content (the page hands files over as a blob link: api/download.ts).
+func (p *page) download(name string) (string, []byte) {
+	p.t.Helper()
+	dir := p.t.TempDir()
+	on := true
+	params := cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir, EventsEnabled: &on,
+		BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID}
+	if _, err := chromedp.Call(p.ctx, cdpbrowser.SetDownloadBehavior, params); err != nil {
+		p.fatalf("%s: allow downloads: %v", p.name, err)
+	}
+	p.click("button", name)
+	deadline := time.Now().Add(waitFor)
+	for {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".crdownload") {
+				body, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				if err == nil && len(body) > 0 {
+					return e.Name(), body
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			p.fatalf("%s: %q downloaded nothing within %s", p.name, name, waitFor)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
