@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,7 +61,8 @@ func TestReceivedMedia(t *testing.T) {
 	}
 	// receive puts data at the provider as media of the account and stores
 	// an incoming message of type typ naming it with the declared type.
-	seq := 0
+	// Parallel subtests share it.
+	var seq atomic.Int64
 	receive := func(t *testing.T, svc *messaging.Service, b *testBundle, typ, declared string, data []byte) (models.Message, string) {
 		t.Helper()
 		cr := platform.Creds{AccessToken: testfactory.Token, PhoneNumberID: b.account.PhoneNumberID}
@@ -68,9 +70,8 @@ func TestReceivedMedia(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seq++
 		raw := fmt.Sprintf(`{"from":"15550001111","id":"wamid.media%d-%s","timestamp":"1700000000","type":%q,%q:{"id":%q,"mime_type":%q,"sha256":"x","filename":"../../etc/report\"x.pdf"}}`,
-			seq, uuid.NewString(), typ, typ, mediaID, declared)
+			seq.Add(1), uuid.NewString(), typ, typ, mediaID, declared)
 		var in platform.IncomingMessage
 		if err := json.Unmarshal([]byte(raw), &in); err != nil {
 			t.Fatal(err)
