@@ -24,8 +24,10 @@ func heapAllocated() uint64 {
 // (the worker's), and the evaluator answers the next condition. Not
 // parallel: it measures this process's allocations.
 func TestConditionMemoryBound(t *testing.T) {
-	// A generous time budget, so that memory is what stops them.
-	s := New(Deps{Now: time.Now, Limits: Limits{Steps: 100_000, Time: 20 * time.Second}})
+	// A generous time budget, so that memory is what stops them: each case
+	// builds up to 16 MB step by step, which took over 20 s on two vCPUs at
+	// load 55 (the time budget tripped first and the test failed).
+	s := New(Deps{Now: time.Now, Limits: Limits{Steps: 100_000, Time: 2 * time.Minute}})
 	t.Cleanup(s.Close)
 	ctx := context.Background()
 	doc := map[string]any{"name": "SO-1", "amount": json.Number("5")}
