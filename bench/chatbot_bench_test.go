@@ -13,11 +13,14 @@ import (
 )
 
 // BenchmarkChatbotReplies: incoming messages at BENCH_CHATBOT_RATE (200) a
-// second for BENCH_CHATBOT_SECONDS (10), spread over 1,000 contacts, each
-// answered by a keyword rule, with the api and one worker process. The
-// latency of a reply is from the POST of the webhook that carried the
-// message until the provider accepted the reply; every contact's replies
-// must come in the order of its messages (their texts alternate).
+// second for BENCH_CHATBOT_SECONDS (10), spread over 1,000 contacts, with
+// the api and one worker process. Four contacts in five write "a" and "b"
+// in turn, each answered by a keyword rule; every fifth contact walks a
+// conversation flow (trigger "flow", two questions, a completion message
+// with the answers: one reply per message, from a session it starts,
+// continues and ends). The latency of a reply is from the POST of the
+// webhook that carried the message until the provider accepted the reply;
+// every contact's replies must come in the order of its messages.
 func BenchmarkChatbotReplies(b *testing.B) {
 	rate := envInt("BENCH_CHATBOT_RATE", 200)
 	seconds := envInt("BENCH_CHATBOT_SECONDS", 10)
@@ -30,14 +33,15 @@ func BenchmarkChatbotReplies(b *testing.B) {
 		s.Do("POST", "/api/chatbot/keywords", map[string]any{"name": k, "keywords": []string{k}, "match_type": "exact",
 			"response": "reply " + k}, a).Expect(b, 201)
 	}
-	// Message i goes to contact i % 1000; a contact's k-th message says
-	// "a" when k is even, else "b".
+	s.Do("POST", "/api/chatbot/flows", map[string]any{"name": "order", "trigger_keywords": []string{"flow"},
+		"completion_message": "Done: {{size}} {{colour}}", "steps": []map[string]any{
+			{"step_name": "size", "step_order": 1, "message_type": "text", "message": "What size?", "input_type": "text", "store_as": "size"},
+			{"step_name": "colour", "step_order": 2, "message_type": "text", "message": "Got {{size}}. Colour?", "input_type": "text",
+				"store_as": "colour"}}}, a).Expect(b, 201)
+	// Message i goes to contact i % 1000 and is its k-th, k = i / 1000.
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		text := "a"
-		if (i/contacts)%2 == 1 {
-			text = "b"
-		}
+		text, _ := chatbotTurn(i%contacts, i/contacts)
 		bodies[i] = []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":%q,"changes":[{"field":"messages","value":{
 "messaging_product":"whatsapp","metadata":{"display_phone_number":"15550100001","phone_number_id":%q},
 "contacts":[{"profile":{"name":"Bench"},"wa_id":"1559%07d"}],
@@ -85,10 +89,7 @@ func BenchmarkChatbotReplies(b *testing.B) {
 				Text struct{ Body string } `json:"text"`
 			}
 			_ = json.Unmarshal(m.Body, &body)
-			want := "reply a"
-			if k%2 == 1 {
-				want = "reply b"
-			}
+			_, want := chatbotTurn(ct, k)
 			if body.Text.Body != want {
 				b.Fatalf("contact %s reply %d is %q, want %q: replies out of order", to, k, body.Text.Body, want)
 			}
@@ -110,4 +111,24 @@ func BenchmarkChatbotReplies(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "reply-max-ms")
 	b.ReportMetric(float64(n)/last.Sub(start).Seconds(), "replies/s")
 	c.report(b, n, "msg")
+}
+
+// chatbotTurn is what contact ct writes in its k-th message and the reply
+// it must get: a keyword ("a", "b" in turn), or, for every fifth contact, a
+// walk through the flow (started, two answers, completed; again).
+func chatbotTurn(ct, k int) (text, reply string) {
+	if ct%5 == 0 {
+		switch k % 3 {
+		case 0:
+			return "flow", "What size?"
+		case 1:
+			return "s", "Got s. Colour?"
+		default:
+			return "c", "Done: s c"
+		}
+	}
+	if k%2 == 1 {
+		return "b", "reply b"
+	}
+	return "a", "reply a"
 }

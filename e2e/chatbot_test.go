@@ -387,3 +387,53 @@ func TestChatbotFlowWithAPIFetchAndPlatformFlow(t *testing.T) {
 		t.Fatalf("after the flow reply %+v", got[2:])
 	}
 }
+
+// The worker keeps the organization's rules, flows and settings in memory
+// under a version every change bumps (internal/chatbot, config.go): the
+// very next message after a change, made through the API or straight in
+// the database, is answered by the new configuration.
+func TestChatbotConfigChangeAppliesToTheNextMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, nil)
+	f.StartWorker()
+	a := f.admin.Auth()
+	f.Do("PUT", "/api/chatbot/settings", map[string]any{"chatbot_enabled": true, "fallback_message": "No idea."}, a).Expect(t, 200)
+	var rule struct{ ID string }
+	f.Do("POST", "/api/chatbot/keywords", map[string]any{"name": "hi", "keywords": []string{"hi"}, "match_type": "exact",
+		"response": "Hello one."}, a).Expect(t, 201).Into(t, &rule)
+	const from = "15550007777"
+	n := 0
+	says := func(text, want string) {
+		t.Helper()
+		f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: text})
+		n++
+		if got := botSays(t, f, from, n)[n-1].text(); got != want {
+			t.Fatalf("%q answered %q, want %q", text, got, want)
+		}
+	}
+	says("hi", "Hello one.")
+	says("hey", "No idea.")
+	f.Do("PUT", "/api/chatbot/keywords/"+rule.ID, map[string]any{"response": "Hello two.", "keywords": []string{"hi", "hey"}}, a).Expect(t, 200)
+	says("hey", "Hello two.")
+	f.Do("PUT", "/api/chatbot/settings", map[string]any{"fallback_message": "Still no idea."}, a).Expect(t, 200)
+	says("what", "Still no idea.")
+	f.Do("POST", "/api/chatbot/flows", map[string]any{"name": "Menu", "trigger_keywords": []string{"hi"}, "initial_message": "Menu:",
+		"steps": []map[string]any{{"step_name": "pick", "step_order": 1, "message_type": "text", "message": "Pick a number.",
+			"input_type": "text", "store_as": "n"}}}, a).Expect(t, 201)
+	f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "hi"})
+	n += 2
+	if got := botSays(t, f, from, n); got[n-2].text() != "Menu:" || got[n-1].text() != "Pick a number." {
+		t.Fatalf("the new flow did not start: %+v", got[n-2:])
+	}
+	// The flow completes (no completion message: no reply).
+	if out := evaluated(t, f, f.Incoming(platformsim.Incoming{From: from, Type: "text", Text: "7"})); out != "flow Menu" {
+		t.Fatalf("the answer to the flow: %q", out)
+	}
+	f.Do("DELETE", "/api/chatbot/keywords/"+rule.ID, nil, a).Expect(t, 200)
+	says("hey", "Still no idea.")
+	if err := f.DB.Exec(`UPDATE chatbot_settings SET fallback_message = 'Changed in the database.' WHERE organization_id = ?`,
+		f.orgID).Error; err != nil {
+		t.Fatal(err)
+	}
+	says("hey", "Changed in the database.")
+}

@@ -9,7 +9,8 @@
 // step kind: its checks, what it does when reached, how it takes the
 // answer), sessions.go (sessions and a contact's session data),
 // consumer.go (the inbound consumer and the inbox), evaluate.go (the order
-// of evaluation), run.go (walking a flow), ai.go (the model's reply),
+// of evaluation), config.go (the configuration kept in memory under its
+// version), state.go (the contact's state in one statement), run.go (walking a flow), ai.go (the model's reply),
 // aikey.go (the organization's AI key and where it may go), slots.go (each
 // organization's share of the worker for calls to its own servers).
 package chatbot
@@ -29,7 +30,6 @@ import (
 	"wharf/internal/secrets"
 	"wharf/internal/transfers"
 	"wharf/jobs"
-	"wharf/models"
 )
 
 // Replier stores the bot's replies in the evaluation's transaction and
@@ -39,15 +39,10 @@ type Replier interface {
 	SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error
 }
 
-// Transfers hands contacts to people (the transfers domain).
+// Transfers hands contacts to people (the transfers domain). Whether a
+// contact has an active transfer is read with its state (state.go).
 type Transfers interface {
-	HasActive(ctx context.Context, db *gorm.DB, orgID, contactID uuid.UUID) (bool, error)
 	CreateIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in transfers.CreateInput) (uuid.UUID, bool, func(context.Context), error)
-}
-
-// Contacts reads contacts (the contacts domain).
-type Contacts interface {
-	Contact(ctx context.Context, orgID, id uuid.UUID) (*models.Contact, error)
 }
 
 // Timezones gives an organization's timezone name (business hours).
@@ -77,11 +72,11 @@ type Service struct {
 	http      *http.Client
 	replies   Replier
 	transfers Transfers
-	contacts  Contacts
 	timezones Timezones
 	ai        AI
 	aiDefault AIDefaults
 	slots     *orgSlots
+	configs   configCache // each organization's configuration at its version (config.go)
 	enq       *jobs.Enqueuer
 	log       *slog.Logger
 	now       func() time.Time
@@ -94,7 +89,6 @@ type Deps struct {
 	Policy     safehttp.Policy // for the URLs the bot calls (AI base URL, api contexts, api_fetch steps)
 	Replies    Replier
 	Transfers  Transfers
-	Contacts   Contacts
 	Timezones  Timezones
 	AI         AI
 	AIDefaults AIDefaults
@@ -112,7 +106,7 @@ const fetchTimeout = 10 * time.Second
 // NewService wires the chatbot domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, box: d.Box, policy: d.Policy, http: d.Policy.Client(fetchTimeout), replies: d.Replies,
-		transfers: d.Transfers, contacts: d.Contacts, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults,
+		transfers: d.Transfers, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults,
 		slots: newOrgSlots(d.OrgConcurrency), enq: d.Enqueuer, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
 }
 

@@ -25,13 +25,13 @@ func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.I
 		return inbound.MessageResult{}, nil
 	}
 	orgID, contactID := in.Contact.OrganizationID, in.Contact.ID
-	st, err := s.settingsIn(ctx, tx, orgID)
-	if err != nil || !st.ChatbotEnabled {
-		return inbound.MessageResult{}, err
-	}
-	if err := tx.WithContext(ctx).Exec(`INSERT INTO chatbot_inbox (message_id, organization_id, contact_id, received_at)
-		VALUES (?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`, in.MessageID, orgID, contactID, s.now()).Error; err != nil {
-		return inbound.MessageResult{}, err
+	// One statement: the row goes in only when the chatbot is on.
+	res := tx.WithContext(ctx).Exec(`INSERT INTO chatbot_inbox (message_id, organization_id, contact_id, received_at)
+		SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chatbot_settings WHERE organization_id = ? AND chatbot_enabled)
+		ON CONFLICT (message_id) DO NOTHING`, in.MessageID, orgID, contactID, s.now(), orgID)
+	if res.Error != nil || res.RowsAffected == 0 {
+		// Off, or a message delivered twice (the first delivery asked).
+		return inbound.MessageResult{}, res.Error
 	}
 	return inbound.MessageResult{AfterCommit: func(ctx context.Context) { s.enqueue(ctx, orgID, contactID) }}, nil
 }

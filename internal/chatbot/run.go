@@ -16,17 +16,16 @@ import (
 // that wait for nothing (a text step without input, an api_fetch) run one
 // after the other until a step waits, the flow transfers, or it ends.
 
-// activeSession answers the contact's session in a flow, locked, or nil.
-// A session silent past the timeout is ended here (the sweeper ends the
-// others).
+// activeSession answers the contact's session in a flow (read and locked
+// with the contact's state), or nil. A session silent past the timeout is
+// ended here (the sweeper ends the others).
 func (e *evaluation) activeSession() (*models.ChatbotSession, error) {
-	var sess models.ChatbotSession
-	if err := e.tx.Raw(`SELECT * FROM chatbot_sessions WHERE contact_id = ? AND organization_id = ? AND ended_at IS NULL FOR UPDATE`,
-		e.contact.ID, e.orgID).Scan(&sess).Error; err != nil {
-		return nil, err
-	}
-	if sess.ID == uuid.Nil {
+	if e.state.Session.ID == uuid.Nil {
 		return nil, nil
+	}
+	sess := e.state.Session
+	if sess.Variables.V == nil {
+		sess.Variables.V = map[string]any{}
 	}
 	timeout := time.Duration(e.settings.SessionTimeoutMinutes) * time.Minute
 	if e.s.now().Sub(sess.LastActivity) > timeout || sess.FlowID == nil {
@@ -49,20 +48,16 @@ func (e *evaluation) saveSession(sess *models.ChatbotSession) error {
 
 // triggeredFlow answers the enabled flow one of whose trigger keywords the
 // message equals (case-insensitive), or nil.
-func (e *evaluation) triggeredFlow() (*models.ChatbotFlow, error) {
+func (e *evaluation) triggeredFlow() *models.ChatbotFlow {
 	if e.text == "" {
-		return nil, nil
+		return nil
 	}
-	var flows []models.ChatbotFlow
-	if err := e.tx.Where("organization_id = ? AND enabled", e.orgID).Order("lower(name), id").Find(&flows).Error; err != nil {
-		return nil, err
-	}
-	for i := range flows {
-		if matches("exact", flows[i].TriggerKeywords.V, e.text) {
-			return &flows[i], nil
+	for _, f := range e.config.triggers {
+		if matches("exact", f.TriggerKeywords.V, e.text) {
+			return f
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // startFlow opens a session, sends the initial message and runs the flow
@@ -93,8 +88,8 @@ func (e *evaluation) startFlow(f *models.ChatbotFlow) (string, error) {
 // takes it, or asks again without advancing), keeps it under the step's
 // store_as, and walks on.
 func (e *evaluation) continueFlow(sess *models.ChatbotSession) (string, error) {
-	var f models.ChatbotFlow
-	if err := e.tx.Where("id = ? AND organization_id = ?", *sess.FlowID, e.orgID).Take(&f).Error; err != nil {
+	f := e.config.flows[*sess.FlowID]
+	if f == nil {
 		return "", e.endSession(sess, "flow deleted")
 	}
 	idx := stepIndex(f.Steps.V, sess.CurrentStep)
@@ -109,7 +104,7 @@ func (e *evaluation) continueFlow(sess *models.ChatbotSession) (string, error) {
 	if step.StoreAs != "" {
 		sess.Variables.V[step.StoreAs] = answer
 	}
-	if err := e.runFrom(sess, &f, idx+1); err != nil {
+	if err := e.runFrom(sess, f, idx+1); err != nil {
 		return "", err
 	}
 	return "flow " + f.Name, nil

@@ -226,15 +226,6 @@ func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*V
 	return &rows[0], nil
 }
 
-// HasActive reports, inside db (the chatbot's evaluation), whether the
-// contact has an active transfer: the bot stays silent while it has one.
-func (s *Service) HasActive(ctx context.Context, db *gorm.DB, orgID, contactID uuid.UUID) (bool, error) {
-	var ok bool
-	err := db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM agent_transfers WHERE organization_id = ? AND contact_id = ?
-		AND status = 'active')`, orgID, contactID).Scan(&ok).Error
-	return ok, err
-}
-
 // scanID reads the one uuid a query answers; uuid.Nil when it answers no
 // row.
 func scanID(q *gorm.DB) (uuid.UUID, error) {
