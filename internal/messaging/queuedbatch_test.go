@@ -368,7 +368,7 @@ func TestQueuedBatch(t *testing.T) {
 				t.Errorf("message %d: %s; want sent", i, m.Status)
 			}
 		}
-		if n := bundle.f.Count("events", "organization_id = ? AND name = ?", bundle.org.ID, webhooks.EventMessageOutgoing); n != 3 {
+		if n := bundle.f.Count("events", "organization_id = ? AND event = ?", bundle.org.ID, webhooks.EventMessageOutgoing); n != 3 {
 			t.Errorf("%d message.outgoing events; want 3", n)
 		}
 	})
