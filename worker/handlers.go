@@ -82,7 +82,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		return err
 	}))
 	mux.HandleFunc(jobs.TypeMessageSend, handle(func(ctx context.Context, p jobs.MessageSend) error {
-		return h.Messaging.SendQueued(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
+		return h.Messaging.SendQueuedBatch(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))
 	}))
 	mux.HandleFunc(jobs.TypeMediaFetch, handle(func(ctx context.Context, p jobs.MediaFetch) error {
 		return h.Messaging.FetchMedia(ctx, p.OrganizationID, p.MessageID, lastAttempt(ctx))

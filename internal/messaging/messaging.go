@@ -71,10 +71,12 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	// claimSQL is the send claim's statement, built once from the models.
-	claimSQLOnce sync.Once
-	claimSQL     string
-	claimErr     error
+	// claimSQL and claimBatchSQL are the send claims' statements, built
+	// once from the models.
+	claimSQLOnce  sync.Once
+	claimSQL      string
+	claimBatchSQL string
+	claimErr      error
 }
 
 // Deps are the collaborators of the messaging domain.

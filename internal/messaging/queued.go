@@ -166,70 +166,30 @@ func accountID(a *accounts.Account) *uuid.UUID {
 	return &a.ID
 }
 
-// SendQueued is the message:send job (template sends, and the chatbot's
-// replies: replies.go). It claims the message first, so a
-// duplicate task, or a retry after a crash that happened after the provider
-// call, never sends twice. lastAttempt tells it to give up on transient
-// errors.
+// SendQueued sends one queued message (template sends, and the chatbot's
+// replies: replies.go, which calls it in order per contact). It claims the
+// message first, so a duplicate task, or a retry after a crash that
+// happened after the provider call, never sends twice. lastAttempt tells it
+// to give up on transient errors. The worker's message:send job sends in
+// batches instead (SendQueuedBatch, queuedbatch.go).
 func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
 	row, err := s.claim(ctx, orgID, id)
 	if err != nil {
 		return err
 	}
-	m := row.Message
-	if m.ID == uuid.Nil {
+	if row.Message.ID == uuid.Nil {
 		return nil // sent, failed, or in the hands of an earlier attempt
 	}
-	fail := func(code int, title, detail string) error {
-		pe := &platform.Error{Code: code, Message: title, Details: detail}
-		s.markFailed(ctx, m.ID, pe)
+	q := s.prepareQueued(row)
+	if q.fail != nil {
+		s.markFailed(ctx, q.m.ID, q.fail)
 		return nil
 	}
-	if !row.ContactFound {
-		return fail(0, "contact no longer exists", "")
-	}
-	c := &models.Contact{ID: m.ContactID, OrganizationID: orgID, PhoneNumber: row.ContactPhoneNumber,
-		Name: row.ContactName, ProfileName: row.ContactProfileName}
-	if m.AccountID == nil {
-		return fail(0, "the account was disconnected", "")
-	}
-	if !row.AccountFound || row.Account.Status != models.AccountActive {
-		return fail(0, "the account is not active", "")
-	}
-	a, err := s.accounts.Open(row.Account)
-	if err != nil {
-		return fail(0, "the account is not active", "")
-	}
-	var msg platform.Message
-	if m.Type == "template" {
-		if m.TemplateID == nil || !row.TemplateFound {
-			return fail(0, "the template can no longer be sent", "template not found")
-		}
-		tmpl := &row.Template
-		if err := templates.CheckSendable(tmpl, &a.ID); err != nil {
-			return fail(0, "the template can no longer be sent", err.Error())
-		}
-		values := map[string]string{}
-		if p, ok := m.Content.V["params"].(map[string]any); ok {
-			for k, v := range p {
-				values[k] = fmt.Sprint(v)
-			}
-		}
-		t, err := templates.Build(tmpl, values)
-		if err != nil {
-			return fail(0, "the template's parameters no longer match", err.Error())
-		}
-		msg = platform.NewMessage(phone.Digits(c.PhoneNumber), "template")
-		msg.Template = &t
-	} else if msg, err = storedMessage(&m, phone.Digits(c.PhoneNumber)); err != nil { // a bot reply (replies.go)
-		return fail(0, "the message cannot be sent", err.Error())
-	}
-	msg.BizOpaqueCallbackData = m.ID.String()
-	r := s.sender.Send(ctx, outbound.Message{Account: a, Priority: queuedPriority(&m), Message: msg,
-		Marketing: m.Type == "template" && templates.IsMarketing(&row.Template)})
+	m := q.m
+	r := s.sender.Send(ctx, q.out)
 	switch r.Outcome {
 	case outbound.Accepted:
-		return s.settleAccepted(ctx, &m, c, a, r.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, row.Listening)
+		return s.settleAccepted(ctx, m, q.c, q.a, r.MessageID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, row.Listening)
 	case outbound.Failed:
 		return r.Err
 	case outbound.Unknown:
@@ -249,10 +209,78 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 			return r.Err
 		}
 	case outbound.Refused:
-		return fail(0, r.Err.Error(), "")
+		s.markFailed(ctx, m.ID, &platform.Error{Message: r.Err.Error()})
+		return nil
 	}
 	s.markFailed(ctx, m.ID, r.ProviderError())
 	return nil
+}
+
+// queuedSend is a claimed queued message made ready to send: the request
+// for the Sender, or why it cannot be sent.
+type queuedSend struct {
+	m   *models.Message
+	c   *models.Contact
+	a   *accounts.Account
+	out outbound.Message
+	// fail, when set, is why the message cannot be sent (it fails without
+	// a request to the provider).
+	fail *platform.Error
+}
+
+// prepareQueued checks a claimed message against its contact, account and
+// template as the claim read them, and builds its request.
+func (s *Service) prepareQueued(row *claimed) queuedSend {
+	m := &row.Message
+	q := queuedSend{m: m}
+	fail := func(title, detail string) queuedSend {
+		q.fail = &platform.Error{Message: title, Details: detail}
+		return q
+	}
+	if !row.ContactFound {
+		return fail("contact no longer exists", "")
+	}
+	q.c = &models.Contact{ID: m.ContactID, OrganizationID: m.OrganizationID, PhoneNumber: row.ContactPhoneNumber,
+		Name: row.ContactName, ProfileName: row.ContactProfileName}
+	if m.AccountID == nil {
+		return fail("the account was disconnected", "")
+	}
+	if !row.AccountFound || row.Account.Status != models.AccountActive {
+		return fail("the account is not active", "")
+	}
+	a, err := s.accounts.Open(row.Account)
+	if err != nil {
+		return fail("the account is not active", "")
+	}
+	q.a = a
+	var msg platform.Message
+	if m.Type == "template" {
+		if m.TemplateID == nil || !row.TemplateFound {
+			return fail("the template can no longer be sent", "template not found")
+		}
+		tmpl := &row.Template
+		if err := templates.CheckSendable(tmpl, &a.ID); err != nil {
+			return fail("the template can no longer be sent", err.Error())
+		}
+		values := map[string]string{}
+		if p, ok := m.Content.V["params"].(map[string]any); ok {
+			for k, v := range p {
+				values[k] = fmt.Sprint(v)
+			}
+		}
+		t, err := templates.Build(tmpl, values)
+		if err != nil {
+			return fail("the template's parameters no longer match", err.Error())
+		}
+		msg = platform.NewMessage(phone.Digits(q.c.PhoneNumber), "template")
+		msg.Template = &t
+	} else if msg, err = storedMessage(m, phone.Digits(q.c.PhoneNumber)); err != nil { // a bot reply (replies.go)
+		return fail("the message cannot be sent", err.Error())
+	}
+	msg.BizOpaqueCallbackData = m.ID.String()
+	q.out = outbound.Message{Account: a, Priority: queuedPriority(m), Message: msg,
+		Marketing: m.Type == "template" && templates.IsMarketing(&row.Template)}
+	return q
 }
 
 // queuedPriority is the pace priority of a queued send: a bot reply (any
@@ -302,6 +330,16 @@ type claimed struct {
 // account's and the template's rules stay theirs (accounts.Open,
 // templates.CheckSendable). A zero ID means nothing was claimed.
 func (s *Service) claim(ctx context.Context, orgID, id uuid.UUID) (*claimed, error) {
+	if err := s.claimStatements(); err != nil {
+		return nil, err
+	}
+	var row claimed
+	err := s.db.WithContext(ctx).Raw(s.claimSQL, id, orgID, webhooks.EventMessageOutgoing, webhooks.EventMessageSent).Scan(&row).Error
+	return &row, err
+}
+
+// claimStatements builds the claim statements once.
+func (s *Service) claimStatements() error {
 	s.claimSQLOnce.Do(func() {
 		acc, err1 := prefixedColumns(s.db, &models.PlatformAccount{}, "a", "acc_")
 		tmpl, err2 := prefixedColumns(s.db, &models.Template{}, "t", "tmpl_")
@@ -311,25 +349,42 @@ func (s *Service) claim(ctx context.Context, orgID, id uuid.UUID) (*claimed, err
 		s.claimSQL = `WITH claimed AS (
 		UPDATE messages SET send_started_at = now(), updated_at = now()
 		WHERE id = ? AND organization_id = ? AND status = 'pending' AND send_started_at IS NULL AND platform_message_id IS NULL
-		RETURNING *)
+		RETURNING *)` + claimedSelect(acc, tmpl, "?", "?")
+		// The batch claim (queuedbatch.go): the task's own message and up to
+		// n other queued template sends of the organization, oldest first,
+		// skipping rows another claim holds. The mates' scan reads the
+		// partial index messages_queued (pending outgoing sends not started).
+		s.claimBatchSQL = `WITH mates AS (
+		SELECT id FROM messages
+		WHERE status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL
+		  AND organization_id = @org AND type = 'template' AND platform_message_id IS NULL AND id <> @id
+		ORDER BY created_at LIMIT @n FOR UPDATE SKIP LOCKED),
+		claimed AS (
+		UPDATE messages SET send_started_at = now(), updated_at = now()
+		WHERE id = ANY(ARRAY(SELECT id FROM mates) || CAST(@id AS uuid)) AND organization_id = @org
+		  AND status = 'pending' AND send_started_at IS NULL AND platform_message_id IS NULL
+		RETURNING *)` + claimedSelect(acc, tmpl, "@outgoing", "@sent")
+	})
+	return s.claimErr
+}
+
+// claimedSelect reads the claimed rows of a claim statement with their
+// contact, account and template, and whether a webhook listens; outgoing
+// and sent are the placeholders of the two events' names.
+func claimedSelect(acc, tmpl, outgoing, sent string) string {
+	return `
 		SELECT claimed.*,
 		       c.id IS NOT NULL AS contact_found, c.phone_number AS contact_phone_number,
 		       c.name AS contact_name, c.profile_name AS contact_profile_name,
 		       a.id IS NOT NULL AS account_found, ` + acc + `,
 		       t.id IS NOT NULL AS template_found, ` + tmpl + `,
 		       EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = claimed.organization_id AND w.is_active
-		               AND (w.events @> jsonb_build_array(?::text) OR w.events @> jsonb_build_array(?::text))) AS listening
+		               AND (w.events @> jsonb_build_array(CAST(` + outgoing + ` AS text))
+		                    OR w.events @> jsonb_build_array(CAST(` + sent + ` AS text)))) AS listening
 		FROM claimed
 		LEFT JOIN contacts c ON c.id = claimed.contact_id AND c.organization_id = claimed.organization_id
 		LEFT JOIN platform_accounts a ON a.id = claimed.account_id AND a.organization_id = claimed.organization_id
 		LEFT JOIN templates t ON t.id = claimed.template_id AND t.organization_id = claimed.organization_id`
-	})
-	if s.claimErr != nil {
-		return nil, s.claimErr
-	}
-	var row claimed
-	err := s.db.WithContext(ctx).Raw(s.claimSQL, id, orgID, webhooks.EventMessageOutgoing, webhooks.EventMessageSent).Scan(&row).Error
-	return &row, err
 }
 
 // prefixedColumns lists the columns of model's table as "alias.col AS
