@@ -4,11 +4,13 @@
 import campaigns from './campaigns'
 import common from './common'
 import home from './home'
+import imports from './imports'
 import shell from './shell'
 
 export default {
   campaigns,
   common,
   home,
+  imports,
   shell,
 }
