@@ -3,10 +3,12 @@
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
 import common from './common'
 import home from './home'
+import inbox from './inbox'
 import shell from './shell'
 
 export default {
   common,
   home,
+  inbox,
   shell,
 }
