@@ -2,12 +2,14 @@
 // live under its name (t('campaigns.title')). Message syntax: {name} is a
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
 import common from './common'
+import contacts from './contacts'
 import home from './home'
 import inbox from './inbox'
 import shell from './shell'
 
 export default {
   common,
+  contacts,
   home,
   inbox,
   shell,
