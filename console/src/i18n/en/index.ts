@@ -1,6 +1,7 @@
 // English: every string of the console. One file per area; each area's keys
 // live under its name (t('campaigns.title')). Message syntax: {name} is a
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
+import calls from './calls'
 import common from './common'
 import contacts from './contacts'
 import home from './home'
@@ -8,6 +9,7 @@ import inbox from './inbox'
 import shell from './shell'
 
 export default {
+  calls,
   common,
   contacts,
   home,
