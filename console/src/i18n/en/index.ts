@@ -7,6 +7,7 @@ import contacts from './contacts'
 import home from './home'
 import inbox from './inbox'
 import shell from './shell'
+import transfers from './transfers'
 
 export default {
   calls,
@@ -15,4 +16,5 @@ export default {
   home,
   inbox,
   shell,
+  transfers,
 }
