@@ -1,11 +1,13 @@
 // English: every string of the console. One file per area; each area's keys
 // live under its name (t('campaigns.title')). Message syntax: {name} is a
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
+import canned from './canned'
 import common from './common'
 import home from './home'
 import shell from './shell'
 
 export default {
+  canned,
   common,
   home,
   shell,
