@@ -3,12 +3,14 @@
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
 import canned from './canned'
 import common from './common'
+import customActions from './customActions'
 import home from './home'
 import shell from './shell'
 
 export default {
   canned,
   common,
+  customActions,
   home,
   shell,
 }
