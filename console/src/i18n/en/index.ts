@@ -2,6 +2,7 @@
 // live under its name (t('campaigns.title')). Message syntax: {name} is a
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
 import canned from './canned'
+import catalogs from './catalogs'
 import common from './common'
 import customActions from './customActions'
 import home from './home'
@@ -9,6 +10,7 @@ import shell from './shell'
 
 export default {
   canned,
+  catalogs,
   common,
   customActions,
   home,
