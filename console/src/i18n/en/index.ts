@@ -6,6 +6,7 @@ import catalogs from './catalogs'
 import common from './common'
 import customActions from './customActions'
 import home from './home'
+import platformFlows from './platformFlows'
 import shell from './shell'
 
 export default {
@@ -14,5 +15,6 @@ export default {
   common,
   customActions,
   home,
+  platformFlows,
   shell,
 }
