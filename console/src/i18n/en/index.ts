@@ -3,6 +3,7 @@
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
 import canned from './canned'
 import catalogs from './catalogs'
+import chatbot from './chatbot'
 import common from './common'
 import customActions from './customActions'
 import home from './home'
@@ -12,6 +13,7 @@ import shell from './shell'
 export default {
   canned,
   catalogs,
+  chatbot,
   common,
   customActions,
   home,
