@@ -6,6 +6,7 @@ import catalogs from './catalogs'
 import chatbot from './chatbot'
 import common from './common'
 import customActions from './customActions'
+import dashboard from './dashboard'
 import home from './home'
 import platformFlows from './platformFlows'
 import shell from './shell'
@@ -16,6 +17,7 @@ export default {
   chatbot,
   common,
   customActions,
+  dashboard,
   home,
   platformFlows,
   shell,
