@@ -3,10 +3,14 @@
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
 import common from './common'
 import home from './home'
+import settings from './settings'
 import shell from './shell'
+import users from './users'
 
 export default {
   common,
   home,
+  settings,
   shell,
+  users,
 }
