@@ -1,20 +1,24 @@
 // English: every string of the console. One file per area; each area's keys
 // live under its name (t('campaigns.title')). Message syntax: {name} is a
 // value, "a | b" a plural, and a literal @ { } | $ is written {'@'} etc.
+import accounts from './accounts'
 import apiKeys from './apiKeys'
 import common from './common'
 import home from './home'
 import settings from './settings'
 import shell from './shell'
+import teams from './teams'
 import users from './users'
 import webhooks from './webhooks'
 
 export default {
+  accounts,
   apiKeys,
   common,
   home,
   settings,
   shell,
+  teams,
   users,
   webhooks,
 }
