@@ -5,9 +5,11 @@ import accounts from './accounts'
 import apiKeys from './apiKeys'
 import common from './common'
 import home from './home'
+import organizations from './organizations'
 import settings from './settings'
 import shell from './shell'
 import teams from './teams'
+import templates from './templates'
 import users from './users'
 import webhooks from './webhooks'
 
@@ -16,9 +18,11 @@ export default {
   apiKeys,
   common,
   home,
+  organizations,
   settings,
   shell,
   teams,
+  templates,
   users,
   webhooks,
 }
