@@ -4,6 +4,7 @@
 import accounts from './accounts'
 import apiKeys from './apiKeys'
 import common from './common'
+import documents from './documents'
 import home from './home'
 import organizations from './organizations'
 import settings from './settings'
@@ -17,6 +18,7 @@ export default {
   accounts,
   apiKeys,
   common,
+  documents,
   home,
   organizations,
   settings,
