@@ -9,6 +9,7 @@
 // telling the user how long.
 import createClient from 'openapi-fetch'
 import type { paths } from './schema'
+import { t } from '@/i18n'
 
 export type { components, paths } from './schema'
 
@@ -88,7 +89,7 @@ export async function call<D>(send: () => Promise<Answer<D>>, opts: CallOptions 
       answer = await send()
     } catch (e) {
       if (e instanceof DOMException && e.name === 'AbortError') throw e
-      throw new ApiError('Cannot reach the server. Check your connection and try again.', 0)
+      throw new ApiError(t('shell.client.unreachable'), 0)
     }
     const { data, error, response } = answer
     if (response.ok) {
@@ -123,7 +124,7 @@ export async function authorizedFetch(input: string, init: RequestInit = {}): Pr
     return fetch(input, { ...init, headers })
   }
   const res = await send()
-  if (res.status === 401 && (await hooks.renew(`The server answered 401 to ${input}`))) return send()
+  if (res.status === 401 && (await hooks.renew(t('shell.client.answeredTo', { status: '401', path: String(input) })))) return send()
   return res
 }
 
@@ -132,7 +133,7 @@ function messageOf(error: unknown, response: Response): string {
   if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string' && error.message) {
     return error.message
   }
-  return `The server answered ${response.status} ${response.statusText}`.trim()
+  return t('shell.client.answered', { status: `${response.status} ${response.statusText}`.trim() })
 }
 
 /** Seconds a 429 asks to wait: Retry-After, else until X-RateLimit-Reset. */

@@ -2,6 +2,7 @@
 // a plain link cannot carry, and handed to the browser's downloads under
 // the name the API gives (Content-Disposition).
 import { ApiError, authorizedFetch } from './client'
+import { t } from '@/i18n'
 
 /** Fetches a file and saves it; throws ApiError with the API's message. */
 export async function downloadFile(url: string, init: RequestInit = {}, fallbackName = 'export.csv'): Promise<string> {
@@ -9,11 +10,11 @@ export async function downloadFile(url: string, init: RequestInit = {}, fallback
   try {
     res = await authorizedFetch(url, init)
   } catch {
-    throw new ApiError('Cannot reach the server. Check your connection and try again.', 0)
+    throw new ApiError(t('shell.client.unreachable'), 0)
   }
   if (!res.ok) {
     const body = (await res.json().catch(() => null)) as { message?: string } | null
-    throw new ApiError(body?.message ?? `The server answered ${res.status}`, res.status)
+    throw new ApiError(body?.message ?? t('shell.client.answered', { status: String(res.status) }), res.status)
   }
   const name = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') ?? '')?.[1] ?? fallbackName
   const blob = await res.blob()

@@ -9,6 +9,7 @@
 // panel's <audio> element (docs/CALLING.md).
 import { reactive, shallowRef, watch } from 'vue'
 import { api, call, sleep } from '@/api/client'
+import { t } from '@/i18n'
 import { listen, type EventOf } from './live'
 import { can, session } from './session'
 
@@ -66,8 +67,8 @@ export function takesCalls(): boolean {
 }
 
 function message(e: unknown): string {
-  if (e instanceof DOMException && e.name === 'NotAllowedError') return 'The browser was not allowed to use the microphone.'
-  if (e instanceof DOMException && e.name === 'NotFoundError') return 'This computer has no microphone.'
+  if (e instanceof DOMException && e.name === 'NotAllowedError') return t('calls.store.micNotAllowed')
+  if (e instanceof DOMException && e.name === 'NotFoundError') return t('calls.store.noMic')
   return e instanceof Error ? e.message : String(e)
 }
 
@@ -85,7 +86,7 @@ function onEvent(e: EventOf<'call.ringing' | 'call.answered' | 'call.ended'>): v
   if (e.type === 'call.ringing') {
     // A call the team's strategy gave to another agent is theirs to take.
     if (d.call_transfer_id && (!d.agent_id || d.agent_id === session.me?.id)) {
-      ring({ transferId: d.call_transfer_id, callLogId: d.call_log_id, who: e.contact?.name || e.contact?.phone_number || 'Unknown caller', teamId: d.team_id })
+      ring({ transferId: d.call_transfer_id, callLogId: d.call_log_id, who: e.contact?.name || e.contact?.phone_number || t('calls.store.unknownCaller'), teamId: d.team_id })
     }
     return
   }
@@ -95,7 +96,7 @@ function onEvent(e: EventOf<'call.ringing' | 'call.answered' | 'call.ended'>): v
     calls.active.since = Date.now()
   }
   if (e.type === 'call.ended' && calls.active?.callLogId === d.call_log_id) {
-    finish(`The call with ${calls.active.who} ended.`)
+    finish(t('calls.store.endedWith', { who: calls.active.who }))
   }
 }
 
@@ -167,7 +168,7 @@ async function prepare(): Promise<string> {
     remoteStream.value = ev.streams[0] ?? new MediaStream([ev.track])
   }
   conn.onconnectionstatechange = () => {
-    if (pc === conn && conn.connectionState === 'failed' && calls.active) finish('The call’s audio connection failed.')
+    if (pc === conn && conn.connectionState === 'failed' && calls.active) finish(t('calls.store.audioFailed'))
   }
   await conn.setLocalDescription(await conn.createOffer())
   await gathered(conn, 2000)
@@ -204,7 +205,7 @@ async function guarded(f: () => Promise<void>): Promise<void> {
 /** Takes a ringing call in this browser. */
 export function answer(r: Ringing): Promise<void> {
   return guarded(async () => {
-    if (calls.active) throw new Error('Hang up the current call first.')
+    if (calls.active) throw new Error(t('calls.store.hangUpFirst'))
     calls.ended = ''
     calls.active = { direction: 'incoming', callLogId: r.callLogId, transferId: r.transferId, who: r.who, state: 'connecting', since: Date.now(), muted: false }
     stopRinging(r.callLogId)
@@ -227,7 +228,7 @@ export function answer(r: Ringing): Promise<void> {
 /** Calls a contact from an account (the contact must have given permission). */
 export function callContact(contactId: string, account: string, who: string): Promise<void> {
   return guarded(async () => {
-    if (calls.active) throw new Error('Hang up the current call first.')
+    if (calls.active) throw new Error(t('calls.store.hangUpFirst'))
     calls.ended = ''
     calls.active = { direction: 'outgoing', callLogId: '', transferId: null, who, state: 'connecting', since: Date.now(), muted: false }
     try {
@@ -264,7 +265,9 @@ async function followOutgoing(callLogId: string): Promise<void> {
     const a = calls.active
     if (a?.callLogId !== callLogId) return
     if (finalStatuses.has(status)) {
-      finish(status === 'rejected' ? `${a.who} declined the call.` : status === 'missed' ? `${a.who} did not answer.` : `The call to ${a.who} ended.`)
+      finish(
+        t(status === 'rejected' ? 'calls.store.declined' : status === 'missed' ? 'calls.store.noAnswer' : 'calls.store.endedTo', { who: a.who }),
+      )
     } else if (status === 'accepted' || status === 'connected') {
       a.state = 'connected'
       a.since = Date.now()
@@ -303,7 +306,7 @@ export function transferTo(teamId: string, teamName: string): Promise<void> {
     const a = calls.active
     if (!a) return
     await call(() => api.POST('/api/call-transfers/initiate', { body: { call_log_id: a.callLogId, team_id: teamId } }))
-    finish(`The call with ${a.who} was passed to ${teamName}.`)
+    finish(t('calls.store.passed', { who: a.who, team: teamName }))
   })
 }
 
@@ -316,6 +319,6 @@ export function hangUp(): Promise<void> {
     } else if (a.callLogId) {
       await call(() => api.POST('/api/calls/outgoing/{id}/hangup', { params: { path: { id: a.callLogId } } }))
     }
-    finish(`You hung up the call with ${a.who}.`)
+    finish(t('calls.store.youHungUp', { who: a.who }))
   })
 }

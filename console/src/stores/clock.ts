@@ -1,6 +1,7 @@
 // A shared clock for countdowns (rate-limit waits): `now` ticks every second
 // while something watches it.
 import { onScopeDispose, ref } from 'vue'
+import { t } from '@/i18n'
 
 const now = ref(Date.now())
 let users = 0
@@ -26,7 +27,7 @@ export function tick(): void {
 /** Renders a number of seconds as "42 s" or "14:05". */
 export function formatWait(seconds: number): string {
   const s = Math.max(0, Math.ceil(seconds))
-  if (s < 60) return `${s} s`
+  if (s < 60) return t('common.wait.seconds', { s })
   const m = Math.floor(s / 60)
   return `${m}:${String(s % 60).padStart(2, '0')}`
 }

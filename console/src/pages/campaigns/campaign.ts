@@ -1,6 +1,7 @@
 // What the campaign pages share: statuses, progress figures, and what a
 // pause reason means for the admin.
 import type { components } from '@/api/client'
+import { currentLocale, i18n, t } from '@/i18n'
 
 export type Campaign = components['schemas']['CampaignResp']
 export type Progress = components['schemas']['ProgressResp']
@@ -9,9 +10,16 @@ export type Recipient = components['schemas']['RecipientResp']
 export const campaignStatuses = ['draft', 'scheduled', 'recurring', 'sending', 'paused', 'completed', 'cancelled'] as const
 export const recipientStatuses = ['pending', 'sending', 'sent', 'delivered', 'read', 'failed', 'unknown', 'skipped'] as const
 
-/** "sending" → "Sending". */
+/** "sending" → "Sending" (in the console's language; a status of no known kind as it is, capitalised). */
 export function label(status: string): string {
-  return status ? status[0]!.toUpperCase() + status.slice(1) : ''
+  if (!status) return ''
+  const key = `campaigns.status.${status}`
+  return i18n.global.te(key, 'en') ? t(key) : status[0]!.toUpperCase() + status.slice(1)
+}
+
+/** A rate (0.125) with one decimal in the console's language: "12.5%", "12,5 %". */
+export function rate(share: number): string {
+  return new Intl.NumberFormat(currentLocale(), { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(share)
 }
 
 /** Recipients done with (whatever their outcome), of the total, in percent. */
@@ -36,27 +44,16 @@ export interface Fault {
 export function faultOf(reason: string): Fault {
   const r = reason.toLowerCase()
   if (/\b131042\b/.test(r) || r.includes('payment')) {
-    return {
-      title: 'The provider refused the account: a payment problem',
-      advice: 'Fix the payment method of the business account with the provider, test the account (Accounts), then resume the campaign.',
-    }
+    return { title: t('campaigns.fault.paymentTitle'), advice: t('campaigns.fault.paymentAdvice') }
   }
   if (r.includes('refused the account') || /account .* is \w+, not active/.test(r) || r.includes('account no longer exists') || r.includes('has no account')) {
-    return {
-      title: 'The campaign’s account cannot send',
-      advice:
-        'The account was disconnected. Check its access token and phone number (Accounts), test the account until it is active, then resume the campaign. Recipients not yet sent stay pending.',
-    }
+    return { title: t('campaigns.fault.accountTitle'), advice: t('campaigns.fault.accountAdvice') }
   }
   if (r.includes('refused the template') || r.includes('template') ) {
-    return {
-      title: 'The campaign’s template cannot be sent',
-      advice:
-        'The template was paused, disabled, deleted or is not approved. Wait for the provider to approve it again (Templates), or cancel this campaign and create one with an approved template.',
-    }
+    return { title: t('campaigns.fault.templateTitle'), advice: t('campaigns.fault.templateAdvice') }
   }
   if (r.includes('unknown recipients requeued')) {
-    return { title: 'Unknown recipients requeued', advice: 'Resume the campaign to send them.' }
+    return { title: t('campaigns.fault.requeuedTitle'), advice: t('campaigns.fault.requeuedAdvice') }
   }
-  return { title: 'The system paused the campaign', advice: 'Fix the cause below, then resume the campaign.' }
+  return { title: t('campaigns.fault.otherTitle'), advice: t('campaigns.fault.otherAdvice') }
 }

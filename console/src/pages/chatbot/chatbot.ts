@@ -1,6 +1,7 @@
 // Shared by the chatbot pages: the API's types, list fields as text, and
 // the API's validation messages placed next to the field they name.
 import type { components } from '@/api/client'
+import { t } from '@/i18n'
 
 export type Settings = components['schemas']['ChatbotapiSettingsResp']
 export type SettingsRequest = components['schemas']['ChatbotapiSettingsRequest']
@@ -13,30 +14,34 @@ export type StepKind = components['schemas']['StepKind']
 export type ChatButton = components['schemas']['ChatButton']
 export type Session = components['schemas']['SessionResp']
 
+// The lists below name their entries through getters: read inside a
+// render, a label follows a switch of the console's language.
+
 /** The API's keyword match types (internal/chatbot MatchTypes), as a person reads them. */
-export const matchTypes: { value: string; label: string }[] = [
-  { value: 'exact', label: 'Is exactly' },
-  { value: 'contains', label: 'Contains' },
-  { value: 'starts_with', label: 'Starts with' },
-  { value: 'regex', label: 'Matches the regular expression' },
+export const matchTypes: { value: string; readonly label: string }[] = [
+  { value: 'exact', get label() { return t('chatbot.match.exact') } },
+  { value: 'contains', get label() { return t('chatbot.match.contains') } },
+  { value: 'starts_with', get label() { return t('chatbot.match.startsWith') } },
+  { value: 'regex', get label() { return t('chatbot.match.regex') } },
 ]
 
 /** The API's AI providers (internal/chatbot AIProviders). */
-export const providers = [
-  { value: 'openai', label: 'OpenAI (or a server speaking its API: set the base URL)' },
-  { value: 'anthropic', label: 'Anthropic' },
+export const providers: { value: string; readonly label: string }[] = [
+  { value: 'openai', get label() { return t('chatbot.providers.openai') } },
+  { value: 'anthropic', label: 'Anthropic' }, // i18n-ok: a product name
 ]
 
 /** The step kinds (the OpenAPI document's StepKind enum), as a person reads them. */
-export const stepKinds: { value: StepKind; label: string; hint: string }[] = [
-  { value: 'text', label: 'Message', hint: 'Sends a message; can wait for a typed answer or a choice.' },
-  { value: 'buttons', label: 'Choice of buttons', hint: 'Sends a message with reply buttons and waits for a choice.' },
-  { value: 'api_fetch', label: 'Call an API', hint: 'Calls a URL and keeps parts of its JSON answer in variables.' },
-  { value: 'platform_flow', label: 'Platform flow', hint: 'Sends a WhatsApp flow and waits for its reply.' },
-  { value: 'transfer', label: 'Hand to a person', hint: 'Transfers the contact to a team (or the general queue) and ends the flow.' },
+export const stepKinds: { value: StepKind; readonly label: string; readonly hint: string }[] = [
+  { value: 'text', get label() { return t('chatbot.stepKinds.text') }, get hint() { return t('chatbot.stepKinds.textHint') } },
+  { value: 'buttons', get label() { return t('chatbot.stepKinds.buttons') }, get hint() { return t('chatbot.stepKinds.buttonsHint') } },
+  { value: 'api_fetch', get label() { return t('chatbot.stepKinds.apiFetch') }, get hint() { return t('chatbot.stepKinds.apiFetchHint') } },
+  { value: 'platform_flow', get label() { return t('chatbot.stepKinds.platformFlow') }, get hint() { return t('chatbot.stepKinds.platformFlowHint') } },
+  { value: 'transfer', get label() { return t('chatbot.stepKinds.transfer') }, get hint() { return t('chatbot.stepKinds.transferHint') } },
 ]
 
-export const weekdays = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+/** The days of the week, Sunday first (the API's day 0), by their catalog key (chatbot.weekdays.*). */
+export const weekdays = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const
 
 /** Comma-separated words as a list (empty ones dropped). */
 export function words(text: string): string[] {

@@ -1,6 +1,7 @@
 // The dashboard's widget kinds as a person picks them (one choice for
 // display_type and chart_type), and how wide a tile is.
 import type { components } from '@/api/client'
+import { t } from '@/i18n'
 
 export type Widget = components['schemas']['WidgetResp']
 export type WidgetData = components['schemas']['DataResp']
@@ -8,14 +9,13 @@ export type Sources = components['schemas']['DataSourcesResp']
 
 export type Kind = 'number' | 'percentage' | 'line' | 'bar' | 'pie' | 'table'
 
-export const kinds: { value: Kind; label: string }[] = [
-  { value: 'number', label: 'Number' },
-  { value: 'percentage', label: 'Percentage' },
-  { value: 'line', label: 'Line chart' },
-  { value: 'bar', label: 'Bar chart' },
-  { value: 'pie', label: 'Pie chart' },
-  { value: 'table', label: 'Table' },
-]
+// Labels are getters: read inside a render, they follow a switch of language.
+export const kinds: { value: Kind; readonly label: string }[] = (['number', 'percentage', 'line', 'bar', 'pie', 'table'] as const).map((value) => ({
+  value,
+  get label() {
+    return t(`dashboard.kinds.${value}`)
+  },
+}))
 
 export function kindOf(w: Pick<Widget, 'display_type' | 'chart_type'>): Kind | 'shortcuts' {
   if (w.display_type === 'chart') return (w.chart_type || 'line') as Kind
@@ -27,10 +27,10 @@ export function shape(kind: Kind): { display_type: string; chart_type: string } 
 }
 
 /** Tile widths: the grid has 12 columns. */
-export const widths = [
-  { value: 3, label: 'Quarter', size: 'small' },
-  { value: 6, label: 'Half', size: 'medium' },
-  { value: 12, label: 'Full width', size: 'large' },
+export const widths: { value: number; readonly label: string; size: string }[] = [
+  { value: 3, get label() { return t('dashboard.widths.quarter') }, size: 'small' },
+  { value: 6, get label() { return t('dashboard.widths.half') }, size: 'medium' },
+  { value: 12, get label() { return t('dashboard.widths.full') }, size: 'large' },
 ]
 
 /** The tile's width in columns, one of 3, 6, 12. */
@@ -38,7 +38,10 @@ export function span(w: Pick<Widget, 'grid_w'>): number {
   return w.grid_w >= 12 ? 12 : w.grid_w >= 6 ? 6 : 3
 }
 
-export const metricLabels: Record<string, string> = { count: 'Count of records', sum: 'Sum of a field', avg: 'Average of a field' }
+/** A metric of the API (count, sum, avg) as a person reads it; an unknown one as is. */
+export function metricLabel(m: string): string {
+  return m === 'count' || m === 'sum' || m === 'avg' ? t(`dashboard.metrics.${m}`) : m
+}
 
 /** "platform_account" → "Platform account". */
 export function fieldLabel(f: string): string {

@@ -4,6 +4,7 @@
 // through the typed client and `call` (token renewal, 429 waits); the
 // error's message is read from _server_messages.
 import { api, call } from '@/api/client'
+import { t } from '@/i18n'
 
 /** What the caller may do with a DocType's documents (wharf.desk.get_doctypes). */
 export interface Rights {
@@ -82,7 +83,7 @@ async function frappe<T>(send: () => Promise<Answer>): Promise<T> {
   return body as T
 }
 
-const layoutTypes = new Set(['Section Break', 'Column Break', 'Tab Break', 'HTML', 'Heading'])
+const layoutTypes = new Set(['Section Break', 'Column Break', 'Tab Break', 'HTML', 'Heading']) // i18n-ok: Frappe field types
 
 /** Whether a field holds a value (not layout, not a table). */
 export function isValueField(f: DocField): boolean {
@@ -96,7 +97,16 @@ export function fieldLabel(f: DocField): string {
   return s.charAt(0).toUpperCase() + s.slice(1)
 }
 
-export const docstatusLabel = ['Draft', 'Submitted', 'Cancelled']
+/** A document's status (0 draft, 1 submitted, 2 cancelled), in the catalog's words. */
+export const docstatuses = [0, 1, 2] as const
+const docstatusKeys = ['documents.docstatus.draft', 'documents.docstatus.submitted', 'documents.docstatus.cancelled'] as const
+
+/** The status's word; undefined for a status the framework does not have. Read it inside a render. */
+export function docstatusLabel(n: number): string | undefined {
+  const key = docstatusKeys[n]
+  return key ? t(key) : undefined
+}
+
 
 export async function deskDoctypes(): Promise<DeskDoctype[]> {
   const out = await frappe<{ message?: DeskDoctype[] }>(() => api.GET('/api/method/{method}', { params: { path: { method: 'wharf.desk.get_doctypes' } } }))

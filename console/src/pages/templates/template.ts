@@ -2,6 +2,7 @@
 // statuses and categories, and the message a template's components make,
 // for the list's excerpt and the editor's preview.
 import type { components } from '@/api/client'
+import { i18n } from '@/i18n'
 
 export type Template = components['schemas']['TemplateResp']
 
@@ -9,10 +10,13 @@ export type Template = components['schemas']['TemplateResp']
 export const templateStatuses = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'DRAFT'] as const
 export const categories = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const
 
-/** "APPROVED" → "Approved". */
+/** "APPROVED" → "Approved": the catalog's word (templates.enum), else the value made readable. */
 export function label(s: string): string {
+  const key = `templates.enum.${s}`
+  if (s && i18n.global.te(key, 'en')) return i18n.global.t(key)
   return s ? s[0]! + s.slice(1).toLowerCase().replaceAll('_', ' ') : ''
 }
+
 
 /** A button as the editor keeps it and the API stores it. */
 export interface Button {

@@ -1,0 +1,33 @@
+// Words many pages share: buttons, states, the paged table.
+export default {
+  loading: 'Loading…',
+  save: 'Save',
+  saving: 'Saving…',
+  cancel: 'Cancel',
+  close: 'Close',
+  delete: 'Delete',
+  edit: 'Edit',
+  create: 'Create',
+  add: 'Add',
+  remove: 'Remove',
+  search: 'Search',
+  yes: 'Yes',
+  no: 'No',
+  none: 'None',
+  all: 'All',
+  retry: 'Try again',
+  table: {
+    empty: 'Nothing here yet.',
+    row: 'row | rows',
+    about: 'about {count}',
+    count: '{count} {noun}',
+    range: '{first}–{last} of {total}',
+    pages: '{caption}: pages',
+    previous: 'Previous page',
+    next: 'Next page',
+    pageOf: 'Page {page} of {pages}',
+  },
+  wait: {
+    seconds: '{s} s',
+  },
+}

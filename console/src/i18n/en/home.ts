@@ -1,0 +1,22 @@
+// The overview page (pages/home).
+export default {
+  welcome: 'Welcome, {name}',
+  signedInAs: 'You are signed in as {email}, {role} in {org}.',
+  dashboard: 'Dashboard',
+  dashboardText: 'Messages in and out today, active conversations, waiting transfers, running campaigns, delivery and read rates, and your widgets.',
+  openDashboard: 'Open the dashboard',
+  organization: 'Organization',
+  name: 'Name',
+  yourRole: 'Your role',
+  status: 'Status',
+  superAdmin: ' · super admin',
+  timezone: 'Time zone',
+  accountCreated: 'Account created',
+  whereToGo: 'Where to go',
+  yourOrgs: 'Your organizations',
+  orgNoun: 'organization | organizations',
+  current: 'Current',
+  default: 'Default',
+  allows: 'What your role allows',
+  permissions: '{n} permission as {role} | {n} permissions as {role}',
+}
