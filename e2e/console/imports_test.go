@@ -101,7 +101,7 @@ func TestConsoleImports(t *testing.T) {
 			return file, rows, string(body)
 		}
 		file, rows, body := exported()
-		if !strings.HasSuffix(file, ".csv") || len(rows) != 1001 || !slices.Contains(rows[0], "phone_number") {
+		if !strings.HasSuffix(file, ".csv") || len(rows) != 1001 || !slices.Contains(rows[0], "Phone Number") {
 			t.Fatalf("downloaded %s: %d rows, header %v", file, len(rows), rows[0])
 		}
 		if !strings.Contains(body, "+15553000999") || strings.Contains(body, "+15559000001") {
