@@ -45,7 +45,11 @@ func TestPacedCampaignStartsAtTheTierRate(t *testing.T) {
 			first++
 		}
 	}
-	if first > 10 {
+	// Ten tokens a second give 10 sends in any second, and 11 when the first
+	// send reached the provider late (its connection was opened under load:
+	// the provider's clock then sees the next ten within a second of it). A
+	// budget that started full, the fault this guards against, gives 20.
+	if first > 11 {
 		t.Fatalf("%d sends in the campaign's first second at 10 msg/s", first)
 	}
 	if took := at[24].Sub(at[0]); took < 1400*time.Millisecond {
