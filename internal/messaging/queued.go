@@ -353,17 +353,24 @@ func (s *Service) claimStatements() error {
 		// The batch claim (queuedbatch.go): the task's own message and up to
 		// n other queued template sends of the organization, oldest first,
 		// skipping rows another claim holds. The mates' scan reads the
-		// partial index messages_queued (pending outgoing sends not started).
+		// partial index messages_queued_org (the organization's pending
+		// outgoing sends not started, oldest first). The update joins the
+		// ids on the primary key: written as id = ANY(array), the planner,
+		// guessing a handful of rows for the organization, read every
+		// message of the organization through messages_org_created
+		// (docs/BENCHMARKS.md, "API template sends").
 		s.claimBatchSQL = `WITH mates AS (
 		SELECT id FROM messages
 		WHERE status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL
 		  AND organization_id = @org AND type = 'template' AND platform_message_id IS NULL AND id <> @id
 		ORDER BY created_at LIMIT @n FOR UPDATE SKIP LOCKED),
+		ids AS (SELECT id FROM mates UNION ALL SELECT CAST(@id AS uuid)),
 		claimed AS (
 		UPDATE messages SET send_started_at = now(), updated_at = now()
-		WHERE id = ANY(ARRAY(SELECT id FROM mates) || CAST(@id AS uuid)) AND organization_id = @org
-		  AND status = 'pending' AND send_started_at IS NULL AND platform_message_id IS NULL
-		RETURNING *)` + claimedSelect(acc, tmpl, "@outgoing", "@sent")
+		FROM ids
+		WHERE messages.id = ids.id AND messages.organization_id = @org
+		  AND messages.status = 'pending' AND messages.send_started_at IS NULL AND messages.platform_message_id IS NULL
+		RETURNING messages.*)` + claimedSelect(acc, tmpl, "@outgoing", "@sent")
 	})
 	return s.claimErr
 }
