@@ -3,7 +3,9 @@ package inbound_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -185,4 +187,64 @@ func (s *statusMatcher) ApplyStatuses(_ context.Context, _ *gorm.DB, b inbound.S
 	}
 	s.got, s.all = append(s.got, got), len(b.All)
 	return inbound.StatusResult{Unmatched: rest}, nil
+}
+
+// lockingMatcher is a StatusConsumer that, during its first batch, runs
+// during (while that batch's transaction holds the account's lock).
+type lockingMatcher struct {
+	statusMatcher
+	during func()
+	once   sync.Once
+}
+
+func (s *lockingMatcher) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.StatusBatch) (inbound.StatusResult, error) {
+	s.once.Do(s.during)
+	return s.statusMatcher.ApplyStatuses(ctx, tx, b)
+}
+
+// One task at a time drains an account's statuses: a second task returns
+// at once instead of waiting for the first's batch (holding a worker slot
+// and a connection), and the events it was woken for — stored while the
+// first held the account — are applied by the first before it returns.
+func TestStatusTasksOfOneAccountDoNotWaitOnEachOther(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	org := f.Org()
+	account := f.Account(org.ID)
+	var svc *inbound.Service
+	deliver := func(sts []status) {
+		t.Helper()
+		if _, err := intake(svc, "203.0.113.1", globalSecret, webhookBody(account.BusinessAccountID, account.PhoneNumberID, nil, sts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var second time.Duration
+	var secondErr error
+	m := &lockingMatcher{statusMatcher: statusMatcher{name: "matching"}}
+	m.during = func() {
+		// A webhook arrives while the first batch runs, and its task runs.
+		deliver([]status{{"wamid.2", "delivered", ""}})
+		start := time.Now()
+		// Bounded: a task that waited for the first would wait forever
+		// here, the first waiting for it.
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		secondErr = svc.ProcessStatuses(wctx, org.ID, account.ID)
+		second = time.Since(start)
+	}
+	svc, _ = newService(t, f, m)
+	deliver([]status{{"wamid.1", "delivered", ""}})
+	if err := svc.ProcessStatuses(ctx, org.ID, account.ID); err != nil {
+		t.Fatal(err)
+	}
+	if secondErr != nil || second > 2*time.Second {
+		t.Errorf("the second task took %s (%v); want it to return at once", second, secondErr)
+	}
+	if got := fmt.Sprint(m.got); got != "[[wamid.1/delivered] [wamid.2/delivered]]" {
+		t.Errorf("batches applied: %s; want the first task to apply both webhooks, in order", got)
+	}
+	if n := f.Count("inbound_events", "processed_at IS NULL"); n != 0 {
+		t.Errorf("%d status events left pending", n)
+	}
 }

@@ -23,21 +23,43 @@ const statusBatch = 200
 // events of the account in batches, in the order they arrived, and applies
 // them with a few set-based statements per batch, until none is left.
 //
-// One account's batches apply one after the other (FOR UPDATE without SKIP
-// LOCKED: a second task waits for the first's batch to commit, then claims
-// the events after it). The rules are stateful — a failure after a delivery
-// does not count, nothing leaves failed — so a later batch committing first
-// would count a message's failure that came after its delivery (two tasks
-// did, under load: TestCountersFollowStatusesExactly). Different accounts
-// still apply in parallel.
+// One account's batches apply one after the other. The rules are stateful —
+// a failure after a delivery does not count, nothing leaves failed — so a
+// later batch committing first would count a message's failure that came
+// after its delivery (two tasks did, under load:
+// TestCountersFollowStatusesExactly). Different accounts still apply in
+// parallel.
+//
+// One task at a time drains an account: a batch's transaction first takes
+// the account's advisory lock, and a task that finds it taken returns at
+// once, leaving the events it was woken for to the task holding it. (It
+// used to wait on the events' row locks instead: under a burst every
+// worker slot and its database connection waited there, and each waiter
+// then claimed only the rows its old snapshot had seen — batches of 60
+// instead of 200.) The holder keeps no event behind: after a batch that
+// was not full, with the lock released, it looks once more for pending
+// events. An event stored before a task found the lock taken was stored
+// before the holder's release, so before that look, which finds it.
 func (s *Service) ProcessStatuses(ctx context.Context, orgID, accountID uuid.UUID) error {
 	for {
 		n, err := s.statusBatchRetried(ctx, orgID, accountID)
-		if err != nil || n < statusBatch {
+		if err != nil || n == lockHeld {
+			return err
+		}
+		if n == statusBatch {
+			continue
+		}
+		var pending bool
+		if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM inbound_events
+			WHERE account_id = ? AND kind = ? AND processed_at IS NULL)`, accountID, EventStatuses).Scan(&pending).Error; err != nil || !pending {
 			return err
 		}
 	}
 }
+
+// lockHeld is statusBatch's count when another task holds the account's
+// status lock (and so drains its events).
+const lockHeld = -1
 
 // conflictRetries is how often a batch whose transaction PostgreSQL aborted
 // to resolve a conflict is run again before the job fails (and asynq
@@ -77,7 +99,20 @@ func conflict(err error) bool {
 func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (int, error) {
 	var events []models.InboundEvent
 	var after []func(context.Context)
+	held := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var locked bool
+		if err := tx.Raw(`SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`, "inbound-statuses/"+accountID.String()).
+			Scan(&locked).Error; err != nil {
+			return err
+		}
+		if !locked {
+			held = true
+			return nil
+		}
+		// The lock orders the account's batches; FOR UPDATE as well keeps
+		// the rows this batch's beside a worker of the previous version
+		// (which takes no lock) during a rolling upgrade.
 		if err := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND kind = ? AND processed_at IS NULL
 			ORDER BY id LIMIT ? FOR UPDATE`, accountID, EventStatuses, statusBatch).Scan(&events).Error; err != nil {
 			return err
@@ -115,6 +150,9 @@ func (s *Service) statusBatch(ctx context.Context, orgID, accountID uuid.UUID) (
 	})
 	if err != nil {
 		return 0, err
+	}
+	if held {
+		return lockHeld, nil
 	}
 	for _, ev := range events {
 		s.metrics.InboundApplied(ev.EventType, ev.ReceivedAt)
