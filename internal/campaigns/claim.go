@@ -105,10 +105,16 @@ func released(id uuid.UUID, attempt bool) settlement {
 // seen. The outcomes come sorted by id and drive a nested loop over the
 // primary key, so rows are locked in id order, the order the status
 // applier locks them in; a deadlock all the same is retried (retryDB).
+// LIMIT @n (the number of outcomes) tells the planner how few they are:
+// left at its guess for a set-returning function (100 rows), it chose to
+// read every recipient of the table and hash-join them when the table was
+// small enough (a first campaign of 20,000: 1,095 pages read per chunk of
+// 16, docs/BENCHMARKS.md), which also locked them in table order.
 const settleSQL = `
 WITH v AS (
     SELECT * FROM jsonb_to_recordset(CAST(@outcomes AS jsonb)) AS x(id uuid, kind text, platform_message_id text, attempted boolean,
         error_code int, error_title text, error_detail text)
+    LIMIT @n
 )
 UPDATE campaign_recipients r SET
     status = CASE
@@ -142,7 +148,7 @@ func (s *Service) settle(ctx context.Context, outcomes []settlement) {
 	body, err := json.Marshal(outcomes)
 	if err == nil {
 		err = s.retryDB(context.WithoutCancel(ctx), "record campaign sends", func(ctx context.Context) error {
-			return s.db.WithContext(ctx).Exec(settleSQL, map[string]any{"outcomes": string(body)}).Error
+			return s.db.WithContext(ctx).Exec(settleSQL, map[string]any{"outcomes": string(body), "n": len(outcomes)}).Error
 		})
 	}
 	if err != nil {

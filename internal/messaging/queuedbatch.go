@@ -217,12 +217,15 @@ func failedOutcome(id uuid.UUID, pe *platform.Error) queuedOutcome {
 //     have is given back (its claim cleared).
 //
 // Rows are locked in id order (the outcomes come sorted and drive a nested
-// loop over the primary key); a deadlock all the same is retried, the
-// statement being a compare-and-set.
+// loop over the primary key; LIMIT @n, their number, keeps the planner from
+// guessing 100 and reading the whole table instead, as it did for the
+// campaigns' settle); a deadlock all the same is retried, the statement
+// being a compare-and-set.
 const settleQueuedSQL = `
 WITH v AS (
     SELECT * FROM jsonb_to_recordset(CAST(@outcomes AS jsonb)) AS x(id uuid, kind text, platform_message_id text,
         contact_id uuid, preview text, error_code int, error_title text, error_detail text)
+    LIMIT @n
 ), done AS (
     UPDATE messages m SET
         platform_message_id = CASE WHEN v.kind = 'sent' THEN COALESCE(m.platform_message_id, v.platform_message_id)
@@ -264,7 +267,7 @@ func (s *Service) settleQueued(ctx context.Context, outcomes []queuedOutcome) er
 	}
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 1; ; attempt++ {
-		err = s.db.WithContext(ctx).Exec(settleQueuedSQL, map[string]any{"outcomes": string(body), "now": s.now()}).Error
+		err = s.db.WithContext(ctx).Exec(settleQueuedSQL, map[string]any{"outcomes": string(body), "n": len(outcomes), "now": s.now()}).Error
 		var pe *pgconn.PgError
 		if err == nil || attempt == 3 || !errors.As(err, &pe) || pe.Code != "40P01" {
 			return err
