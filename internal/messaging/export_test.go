@@ -20,3 +20,14 @@ func (s *Service) ExplainClaimBatch(ctx context.Context, orgID, id uuid.UUID, n 
 		"outgoing": webhooks.EventMessageOutgoing, "sent": webhooks.EventMessageSent}).Row().Scan(&plan)
 	return plan, err
 }
+
+// ExplainClaim is the plan (EXPLAIN, JSON) of the claim of one message.
+func (s *Service) ExplainClaim(ctx context.Context, orgID, id uuid.UUID) (string, error) {
+	if err := s.claimStatements(); err != nil {
+		return "", err
+	}
+	var plan string
+	err := s.db.WithContext(ctx).Raw("EXPLAIN (FORMAT JSON) "+s.claimSQL, id, orgID, webhooks.EventMessageOutgoing,
+		webhooks.EventMessageSent).Row().Scan(&plan)
+	return plan, err
+}
