@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -94,11 +95,14 @@ func layerOf(path string) string {
 	return ""
 }
 
-// pkg is what the rule reads of `go list -json`: the imports of the
-// package's own files (its tests may import the test support).
+// pkg is what the rules read of `go list -json`: the imports of the
+// package's own files (its tests may import the test support), and those
+// files, whose SQL the table rule reads.
 type pkg struct {
 	ImportPath string
 	Imports    []string
+	Dir        string
+	GoFiles    []string
 }
 
 // violations lists every import of pkgs against the rule, one sentence
@@ -168,12 +172,21 @@ func forbidden(path, layer, imp string) string {
 	return ""
 }
 
-// list runs `go list -json ./...` at the module root.
+// list runs `go list -json ./...` at the module root, once for the tests
+// of the package (the layering and the table rule read it).
 func list(t *testing.T) []pkg {
 	t.Helper()
+	pkgs, err := listed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+var listed = sync.OnceValues(func() ([]pkg, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
+		return nil, fmt.Errorf("go env GOMOD: %w", err)
 	}
 	cmd := exec.Command("go", "list", "-json", "./...")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
@@ -181,7 +194,7 @@ func list(t *testing.T) []pkg {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %w\n%s", err, stderr.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -190,12 +203,12 @@ func list(t *testing.T) []pkg {
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
+			return nil, fmt.Errorf("decode go list: %w", err)
 		}
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // Every package of the module is placed in a layer and imports only what
 // its layer may.
