@@ -24,6 +24,7 @@ const (
 	layerApp         = "app"             // app: builds each binary
 	layerProcess     = "process"         // api, worker, scheduler, callbridge: never one another
 	layerHandlers    = "api/<domain>api" // one handler package per domain: never one another
+	layerModule      = "module"          // the shape of a domain's module: routes, jobs, consumers, schedules
 	layerWeb         = "api/web"
 	layerDomain      = "internal/<domain>" // ordered among themselves by domainRank
 	layerShared      = "internal/<shared>"
@@ -35,7 +36,7 @@ const (
 
 // rank orders the layers that may import downward; test support and tests
 // may import anything, the simulator nothing.
-var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandlers: 3, layerWeb: 4, layerDomain: 5, layerShared: 6, layerBase: 7}
+var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandlers: 3, layerModule: 4, layerWeb: 5, layerDomain: 6, layerShared: 7, layerBase: 8}
 
 // domainRank orders the domain packages as they are: a domain imports only
 // domains of a lower rank. campaigns and messaging may import templates,
@@ -72,6 +73,8 @@ func layerOf(path string) string {
 		return layerShared
 	case path == "api/web":
 		return layerWeb
+	case path == "module":
+		return layerModule
 	case path == "api/console": // the web console's files: imports nothing of ours
 		return layerHandlers
 	case first == "api" && strings.HasSuffix(rest, "api") && !strings.Contains(rest, "/"):
@@ -244,6 +247,8 @@ func TestTheRuleRefusesForbiddenImports(t *testing.T) {
 		{"platformsim", "wharf/platform", "imports nothing of ours"},
 		{"internal/messaging", "wharf/platformsim", "only cmd/platformsim and tests"},
 		{"app", "wharf/cmd/api", "above it"},
+		{"module", "wharf/api/campaignsapi", "above it"},
+		{"internal/campaigns", "wharf/module", "above it"},
 	} {
 		got := violations([]pkg{{ImportPath: module + c.from, Imports: []string{c.imp}}})
 		if len(got) != 1 || !strings.Contains(got[0], c.from+" imports "+c.imp) || !strings.Contains(got[0], c.want) {
@@ -255,6 +260,9 @@ func TestTheRuleRefusesForbiddenImports(t *testing.T) {
 		{"internal/messaging", "wharf/internal/inbound"},
 		{"internal/tenant", "wharf/internal/apperr"},
 		{"api/web", "wharf/internal/identity"},
+		{"api/campaignsapi", "wharf/module"},
+		{"module", "wharf/internal/inbound"},
+		{"app", "wharf/module"},
 		{"cmd/platformsim", "wharf/platformsim"},
 		{"internal/apptest", "wharf/app"},
 		{"e2e/campaigns", "wharf/internal/apptest"},
