@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"wharf/api"
+	"wharf/app"
 )
 
 // TestConsoleOpenAPIIsCurrent keeps console/src/api/openapi.json, from which
@@ -17,7 +17,7 @@ import (
 func TestConsoleOpenAPIIsCurrent(t *testing.T) {
 	const path = "../console/src/api/openapi.json"
 	var want bytes.Buffer
-	if err := json.Indent(&want, api.New(api.Deps{}).OpenAPI(), "", "  "); err != nil {
+	if err := json.Indent(&want, app.APIDescription().OpenAPI(), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	want.WriteByte('\n')

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/api"
+	"wharf/app"
 	"wharf/internal/database"
 	"wharf/internal/identity"
 	"wharf/internal/testenv"
@@ -51,7 +51,7 @@ func replaceSection(t *testing.T, text, name, body string) string {
 func routesTable() string {
 	var b strings.Builder
 	b.WriteString("| Method | Path | Access | Notes |\n|---|---|---|---|\n")
-	for _, r := range api.New(api.Deps{}).Routes() {
+	for _, r := range app.APIDescription().Routes() {
 		var notes []string
 		if r.Bulk {
 			notes = append(notes, "bulk rate limit")
@@ -70,7 +70,7 @@ func routesTable() string {
 // sessionOnlyList lists the routes API keys can never use.
 func sessionOnlyList() string {
 	var b strings.Builder
-	for _, r := range api.New(api.Deps{}).Routes() {
+	for _, r := range app.APIDescription().Routes() {
 		if r.SessionOnly {
 			fmt.Fprintf(&b, "- `%s %s`\n", r.Method, r.Path)
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/api"
+	"wharf/app"
 )
 
 // Every route of the table describes itself for the OpenAPI document: a
@@ -15,7 +15,7 @@ import (
 func TestEveryRouteIsDescribed(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, r := range api.New(api.Deps{}).Routes() {
+	for _, r := range app.APIDescription().Routes() {
 		name := r.Method + " " + r.Path
 		if seen[name] {
 			t.Errorf("%s is in the table twice", name)

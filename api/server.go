@@ -2,7 +2,8 @@
 // log, panic recovery, authentication, rate limiting, RBAC), the job
 // monitor's gate, the health probes and the request metrics. The routes themselves belong to
 // the domain handler packages under api/ (identityapi, contactsapi...),
-// built on api/web; routes.go lists them all in one place.
+// built on api/web; each package's Module gives them with their tag, and app
+// lists the modules once (Deps.Modules).
 package api
 
 import (
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
@@ -22,6 +24,7 @@ import (
 	"wharf/internal/identity"
 	"wharf/internal/metrics"
 	"wharf/internal/ratelimit"
+	"wharf/module"
 )
 
 // Config is what the HTTP layer needs from the api configuration.
@@ -52,7 +55,7 @@ type Readiness struct {
 }
 
 // Deps are what the shell needs; the domain services are in the handlers
-// of Domains.
+// of the modules' routes.
 type Deps struct {
 	Config     Config
 	Log        *slog.Logger
@@ -63,7 +66,9 @@ type Deps struct {
 	// Metrics counts and times every request; the api serves them on its
 	// own listener (METRICS_ADDR), never on this handler.
 	Metrics *metrics.Set
-	Domains Domains
+	// Modules are every domain's module, in the order of the route table
+	// (docs/API.md, the OpenAPI document's tags): app lists them.
+	Modules []module.Module
 }
 
 // Server is the HTTP shell around the domains' routes.
@@ -80,34 +85,60 @@ type Server struct {
 	// tokenGuard counts failed Frappe token authentications.
 	tokenGuard *authguard.Guard
 	metrics    *metrics.Set
-	domains    Domains
+	routes     []web.Route // the modules' routes, tagged
 	docs       *openapi.Handlers
 	console    *console.Handler
 }
 
-// openAPI generates the OpenAPI document once per process. It is a function
-// of the compiled route table alone (Routes reads no field of a domain's
-// handlers, so the zero Domains list the same rows), like a package-level
-// regexp.MustCompile; once is enough, and the tests boot hundreds of servers
-// (a generation takes about 0.1 s, 0.6 s under the race detector).
-var openAPI = sync.OnceValues(func() (*openapi.Handlers, error) { return openapi.New(Domains{}.routes()) })
+// documents are the OpenAPI documents generated in this process, by route
+// table. A document is a function of the compiled route table alone (a
+// route's description reads no field of its domain's handlers, so the
+// modules built without services list the same rows), like a package-level
+// regexp.MustCompile; one generation per table is enough, and the tests
+// boot hundreds of servers (a generation takes about 0.1 s, 0.6 s under
+// the race detector).
+var documents = struct {
+	sync.Mutex
+	byTable map[string]*openapi.Handlers
+}{byTable: map[string]*openapi.Handlers{}}
 
-// New builds the server; the first one generates the OpenAPI document. A
-// failure to generate it is a programming error (the api/openapi tests
-// catch it first): New panics then, as regexp.MustCompile does.
+// openAPI generates the document of routes, or gives the one generated
+// before for the same table (its tags, methods and paths in order).
+func openAPI(routes []web.Route) (*openapi.Handlers, error) {
+	var key strings.Builder
+	for _, r := range routes {
+		key.WriteString(r.Tag + "\x00" + r.Method + " " + r.Path + "\n")
+	}
+	documents.Lock()
+	defer documents.Unlock()
+	if h, ok := documents.byTable[key.String()]; ok {
+		return h, nil
+	}
+	h, err := openapi.New(routes)
+	if err == nil {
+		documents.byTable[key.String()] = h
+	}
+	return h, err
+}
+
+// New builds the server; the first one of a route table generates its
+// OpenAPI document. A failure to generate it is a programming error (the
+// api/openapi tests catch it first): New panics then, as
+// regexp.MustCompile does.
 func New(d Deps) *Server {
-	docs, err := openAPI()
+	routes := module.Routes(d.Modules)
+	docs, err := openAPI(routes)
 	if err != nil {
 		panic(err)
 	}
-	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, domains: d.Domains,
+	return &Server{Identity: d.Identity, cfg: d.Config, log: d.Log, limiter: d.Limiter, ready: d.Ready, routes: routes,
 		metrics: d.Metrics, monitor: newMonitor(d.Monitoring, d.Identity, d.Limiter, d.Config), docs: docs,
 		tokenGuard: authguard.New(d.Limiter, "wharf:authfail:apitoken", authguard.APIToken()), console: console.New().WithSignup(d.Config.SignupScriptURL, d.Config.SignupOrigins)}
 }
 
 // Routes lists every route of every domain and the document's own, for
 // tests and documentation.
-func (s *Server) Routes() []web.Route { return slices.Concat(s.domains.routes(), s.docs.Routes()) }
+func (s *Server) Routes() []web.Route { return slices.Concat(s.routes, s.docs.Routes()) }
 
 // OpenAPI is the OpenAPI 3.1 document of the routes, as JSON (what
 // GET /api/openapi.json serves).

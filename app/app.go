@@ -20,29 +20,6 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/api"
-	"wharf/api/accountsapi"
-	"wharf/api/callingapi"
-	"wharf/api/campaignsapi"
-	"wharf/api/cannedapi"
-	"wharf/api/catalogsapi"
-	"wharf/api/chatbotapi"
-	"wharf/api/contactsapi"
-	"wharf/api/customactionsapi"
-	"wharf/api/dataopsapi"
-	"wharf/api/eventsapi"
-	"wharf/api/filesapi"
-	"wharf/api/identityapi"
-	"wharf/api/inboundapi"
-	"wharf/api/messagesapi"
-	"wharf/api/pflowsapi"
-	"wharf/api/resourceapi"
-	"wharf/api/settingsapi"
-	"wharf/api/teamsapi"
-	"wharf/api/templatesapi"
-	"wharf/api/transfersapi"
-	"wharf/api/web"
-	"wharf/api/webhooksapi"
-	"wharf/api/widgetsapi"
 	"wharf/internal/accounts"
 	"wharf/internal/ai"
 	"wharf/internal/audio"
@@ -78,6 +55,7 @@ import (
 	"wharf/internal/wharfnotify"
 	"wharf/internal/widgets"
 	"wharf/jobs"
+	"wharf/module"
 	"wharf/platform"
 	"wharf/scheduler"
 	"wharf/worker"
@@ -265,24 +243,10 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	}
 	d.Inbound, err = inbound.NewService(inbound.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts,
 		Webhooks: d.Webhooks, Enqueuer: in.Enq, Limiter: ratelimit.New(in.Redis), GlobalSecret: pc.PlatformAppSecret, Log: log,
-		Metrics: m, Consumers: inboundConsumers(d)})
+		// The consumers are the modules' (inbound does not exist yet: the
+		// list is built without it), in the order of the modules.
+		Metrics: m, Consumers: module.Consumers(modules(d, cc, apiParts{}))})
 	return d, err
-}
-
-// inboundConsumers is the one list of the domains that consume the
-// provider's webhooks, in the order they see each event (see
-// inbound.Consumer). Order matters: statuses go to messaging first and
-// campaigns get those messaging did not match; an incoming message is
-// stored by messaging before any later consumer (a chatbot) sees it.
-func inboundConsumers(d *domains) []inbound.Consumer {
-	return []inbound.Consumer{
-		d.Messaging,                         // incoming messages, statuses of messages
-		d.Campaigns,                         // statuses of campaign sends
-		d.Wharf.TemplateEvents(d.Templates), // template status updates: the core template, then its Platform Template
-		d.Chatbot,                           // incoming messages, after messaging stored them
-		d.Wharf,                             // mirrors statuses and incoming messages into Platform Messages
-		d.Calling,                           // calls: logs them, hands their media to a callbridge
-	}
 }
 
 // API is the assembled api process.
@@ -394,8 +358,6 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 		log.Debug("the integration's DocTypes are up to date", "organizations", n)
 	}
 	limiter := ratelimit.New(in.Redis)
-	dataOps := dataopsapi.New(d.DataOps, dataopsapi.Config{ImportWait: c.ImportWait, ExportStall: c.ExportStallTimeout,
-		ExportSlots: dataops.NewExportSlots(c.ExportConcurrency, c.ExportConcurrencyPerOrg)})
 	a.Server = api.New(api.Deps{
 		Config: api.Config{
 			RateLimitPerMinute: c.RateLimitPerMinute, RateLimitBulkPerMinute: c.RateLimitBulkPerMinute,
@@ -408,31 +370,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 			Redis:        func(ctx context.Context) error { return in.Redis.Ping(ctx).Err() },
 			AudioEnabled: d.Settings.AudioEnabled,
 		},
-		Domains: api.Domains{
-			Identity:  identityapi.New(ids, limiter, web.NewOrigins(c.PublicURL, c.TrustedProxies)),
-			Settings:  settingsapi.New(d.Settings),
-			Accounts:  accountsapi.New(d.Accounts).WithSignupScript(c.EmbeddedSignupScriptURL),
-			Inbound:   inboundapi.New(d.Inbound),
-			Contacts:  contactsapi.New(d.Contacts, d.Settings, d.Chatbot),
-			Messages:  messagesapi.New(d.Messaging, d.Settings, d.Contacts),
-			Templates: templatesapi.New(d.Templates),
-			Campaigns: campaignsapi.New(d.Campaigns, d.Settings),
-			Webhooks:  webhooksapi.New(d.Webhooks),
-			Teams:     teamsapi.New(d.Teams),
-			Canned:    cannedapi.New(d.Canned),
-			Transfers: transfersapi.New(d.Transfers, d.Settings),
-			Chatbot:   chatbotapi.New(d.Chatbot, d.Settings),
-			Flows:     pflowsapi.New(d.Flows, d.Messaging),
-			DataOps:   dataOps,
-			Actions:   customactionsapi.New(d.Actions),
-			Catalogs:  catalogsapi.New(d.Catalogs),
-			Widgets:   widgetsapi.New(d.Widgets),
-			Calling:   callingapi.New(d.Calling, d.Settings),
-			Resource:  resourceapi.New(d.Frame, d.Settings),
-			Files:     filesapi.New(store),
-			Events: eventsapi.New(d.Live, a.streams, d.Settings, d.Teams, ids,
-				eventsapi.Config{Heartbeat: c.EventStreamHeartbeat, Recheck: c.EventStreamRecheck}),
-		},
+		Modules: modules(d, c.Campaigns, apiParts{config: c, limiter: limiter, streams: a.streams, store: store}),
 	})
 	a.Handler = a.Server.Handler()
 	addr, stop, err := ServeOps(c.MetricsAddr, log, nil, m, c.Pprof)
@@ -514,9 +452,7 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	w.CampaignServer = worker.NewServer(in.AsynqRC, worker.Options{Concurrency: c.CampaignConcurrency, ShutdownTimeout: c.ShutdownTimeout,
 		Queues: map[string]int{jobs.QueueCampaigns: 1}, TaskCheckInterval: c.TaskCheckInterval}, log)
 	w.Mux = worker.NewMux(log, m)
-	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
-		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot, DataOps: d.DataOps, Wharf: d.Wharf,
-		Notify: d.Notify, Frame: d.Frame}).Register(w.Mux)
+	worker.Register(w.Mux, module.Jobs(modules(d, c.Campaigns, apiParts{})))
 	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)
@@ -557,7 +493,8 @@ func NewScheduler(ctx context.Context, c config.Scheduler, log *slog.Logger) (_ 
 	}
 	s.infra = in
 	m := metrics.New()
-	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, scheduler.DefaultEntries(c.Campaigns.SweepInterval), m)
+	// The scheduler builds no service: the modules' schedules need none.
+	s.Scheduler = scheduler.New(in.Redis, in.Enq, log, c.LeaderTTL, module.Schedules(modules(&domains{}, c.Campaigns, apiParts{})), m)
 	addr, stop, err := ServeOps(c.HealthAddr, log, s.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)

@@ -22,68 +22,10 @@ import (
 )
 
 // Entry is one periodic job: Spec is a cron spec (robfig/cron syntax,
-// including "@every 1h"), Job builds the payload for a tick.
-type Entry struct {
-	Name string
-	Spec string
-	Job  func(tick time.Time) jobs.Payload
-}
-
-// DefaultEntries is what the scheduler fires in production; campaignSweep
-// is CAMPAIGN_SWEEP_INTERVAL.
-func DefaultEntries(campaignSweep time.Duration) []Entry {
-	return []Entry{
-		// Scheduled campaigns start within a second or two of their time.
-		{Name: "start due campaigns", Spec: "@every 1s", Job: func(t time.Time) jobs.Payload {
-			return jobs.CampaignStartDue{Tick: t.Truncate(time.Second)}
-		}},
-		{Name: "campaign sweep", Spec: "@every " + campaignSweep.String(), Job: func(t time.Time) jobs.Payload {
-			return jobs.CampaignSweep{Tick: t.Truncate(campaignSweep)}
-		}},
-		// Replies to campaigns arrive for 72 hours after their sends; the
-		// lists show the count this keeps fresh.
-		{Name: "campaign replies", Spec: "@every 5m", Job: func(t time.Time) jobs.Payload {
-			return jobs.CampaignReplies{Tick: t.Truncate(5 * time.Minute)}
-		}},
-		{Name: "purge refresh tokens", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
-			return jobs.PurgeRefreshTokens{Tick: t.Truncate(time.Hour)}
-		}},
-		{Name: "purge imports", Spec: "@every 1h", Job: func(t time.Time) jobs.Payload {
-			return jobs.ImportPurge{Tick: t.Truncate(time.Hour)}
-		}},
-		// The sweeps find work whose queue task was lost (Redis restarted
-		// without persistence, a crash between commit and enqueue).
-		{Name: "inbound sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
-			return jobs.InboundSweep{Tick: t.Truncate(30 * time.Second)}
-		}},
-		{Name: "chatbot sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
-			return jobs.ChatbotSweep{Tick: t.Truncate(30 * time.Second)}
-		}},
-		{Name: "webhook events sweep", Spec: "@every 30s", Job: func(t time.Time) jobs.Payload {
-			return jobs.EventsSweep{Tick: t.Truncate(30 * time.Second)}
-		}},
-		// Scheduler Event notifications (All = every minute) and the sweep
-		// of their send ledger, at second 0 of every minute (a minute is
-		// the tick Scheduler Event schedules are evaluated at).
-		{Name: "notifications", Spec: "* * * * *", Job: func(t time.Time) jobs.Payload {
-			return jobs.NotifyTick{Tick: t.Truncate(time.Minute)}
-		}},
-		{Name: "unconfirmed sends sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
-			return jobs.MessageSweep{Tick: t.Truncate(time.Minute)}
-		}},
-		{Name: "media fetch sweep", Spec: "@every 5m", Job: func(t time.Time) jobs.Payload {
-			return jobs.MediaSweep{Tick: t.Truncate(5 * time.Minute)}
-		}},
-		{Name: "unsubmitted templates sweep", Spec: "@every 1m", Job: func(t time.Time) jobs.Payload {
-			return jobs.WharfSweep{Tick: t.Truncate(time.Minute)}
-		}},
-		// DocType field indexes a lost or crashed build left missing,
-		// invalid or unwanted.
-		{Name: "docframe index sweep", Spec: "@every 10m", Job: func(t time.Time) jobs.Payload {
-			return jobs.DocframeIndexSweep{Tick: t.Truncate(10 * time.Minute)}
-		}},
-	}
-}
+// including "@every 1h"), Job builds the payload for a tick. The domains
+// declare theirs (jobs.Schedule, in their modules); app gives them all to
+// New.
+type Entry = jobs.Schedule
 
 // Scheduler runs entries while it holds the leader lease.
 type Scheduler struct {

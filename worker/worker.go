@@ -128,7 +128,7 @@ func outcome(ctx context.Context, err error) metrics.JobOutcome {
 	if _, limited := jobs.IsRateLimited(err); limited {
 		return metrics.JobWait
 	}
-	if errors.Is(err, asynq.SkipRetry) || lastAttempt(ctx) {
+	if errors.Is(err, asynq.SkipRetry) || jobs.LastAttempt(ctx) {
 		return metrics.JobFailure
 	}
 	return metrics.JobRetry

@@ -14,13 +14,13 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"wharf/api"
 	"wharf/api/openapi"
+	"wharf/app"
 )
 
 func document(t *testing.T) []byte {
 	t.Helper()
-	return api.New(api.Deps{}).OpenAPI()
+	return app.APIDescription().OpenAPI()
 }
 
 // The document is valid OpenAPI 3.1 for kin-openapi (its 3.1 support:
@@ -138,7 +138,7 @@ func TestEveryRouteIsInTheDocument(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	routes := api.New(api.Deps{}).Routes()
+	routes := app.APIDescription().Routes()
 	documented := 0
 	for _, ops := range doc.Paths {
 		documented += len(ops)

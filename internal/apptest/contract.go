@@ -15,7 +15,6 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
-	"wharf/api"
 	"wharf/app"
 )
 
@@ -57,7 +56,7 @@ type contract struct {
 // serves the same document (api generates it once), and loading it takes
 // about 0.3 s under the race detector. kin-openapi's router and validation
 // are safe for concurrent use.
-var sharedContract = sync.OnceValues(func() (*contract, error) { return newContract(api.New(api.Deps{}).OpenAPI()) })
+var sharedContract = sync.OnceValues(func() (*contract, error) { return newContract(app.APIDescription().OpenAPI()) })
 
 func newContract(document []byte) (*contract, error) {
 	doc, err := openapi3.NewLoader().LoadFromData(document)

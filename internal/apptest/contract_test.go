@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/api"
+	"wharf/app"
 )
 
 // The contract refuses answers the document does not describe, and accepts
@@ -14,7 +14,7 @@ import (
 // vacuous.
 func TestContractChecksStatusMediaTypeAndBody(t *testing.T) {
 	t.Parallel()
-	c, err := newContract(api.New(api.Deps{}).OpenAPI())
+	c, err := newContract(app.APIDescription().OpenAPI())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -23,6 +24,7 @@ const (
 	layerApp         = "app"             // app: builds each binary
 	layerProcess     = "process"         // api, worker, scheduler, callbridge: never one another
 	layerHandlers    = "api/<domain>api" // one handler package per domain: never one another
+	layerModule      = "module"          // the shape of a domain's module: routes, jobs, consumers, schedules
 	layerWeb         = "api/web"
 	layerDomain      = "internal/<domain>" // ordered among themselves by domainRank
 	layerShared      = "internal/<shared>"
@@ -34,7 +36,7 @@ const (
 
 // rank orders the layers that may import downward; test support and tests
 // may import anything, the simulator nothing.
-var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandlers: 3, layerWeb: 4, layerDomain: 5, layerShared: 6, layerBase: 7}
+var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandlers: 3, layerModule: 4, layerWeb: 5, layerDomain: 6, layerShared: 7, layerBase: 8}
 
 // domainRank orders the domain packages as they are: a domain imports only
 // domains of a lower rank. campaigns and messaging may import templates,
@@ -71,6 +73,8 @@ func layerOf(path string) string {
 		return layerShared
 	case path == "api/web":
 		return layerWeb
+	case path == "module":
+		return layerModule
 	case path == "api/console": // the web console's files: imports nothing of ours
 		return layerHandlers
 	case first == "api" && strings.HasSuffix(rest, "api") && !strings.Contains(rest, "/"):
@@ -94,11 +98,14 @@ func layerOf(path string) string {
 	return ""
 }
 
-// pkg is what the rule reads of `go list -json`: the imports of the
-// package's own files (its tests may import the test support).
+// pkg is what the rules read of `go list -json`: the imports of the
+// package's own files (its tests may import the test support), and those
+// files, whose SQL the table rule reads.
 type pkg struct {
 	ImportPath string
 	Imports    []string
+	Dir        string
+	GoFiles    []string
 }
 
 // violations lists every import of pkgs against the rule, one sentence
@@ -168,12 +175,21 @@ func forbidden(path, layer, imp string) string {
 	return ""
 }
 
-// list runs `go list -json ./...` at the module root.
+// list runs `go list -json ./...` at the module root, once for the tests
+// of the package (the layering and the table rule read it).
 func list(t *testing.T) []pkg {
 	t.Helper()
+	pkgs, err := listed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+var listed = sync.OnceValues(func() ([]pkg, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
+		return nil, fmt.Errorf("go env GOMOD: %w", err)
 	}
 	cmd := exec.Command("go", "list", "-json", "./...")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
@@ -181,7 +197,7 @@ func list(t *testing.T) []pkg {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %w\n%s", err, stderr.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -190,12 +206,12 @@ func list(t *testing.T) []pkg {
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
+			return nil, fmt.Errorf("decode go list: %w", err)
 		}
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
-}
+	return pkgs, nil
+})
 
 // Every package of the module is placed in a layer and imports only what
 // its layer may.
@@ -231,6 +247,8 @@ func TestTheRuleRefusesForbiddenImports(t *testing.T) {
 		{"platformsim", "wharf/platform", "imports nothing of ours"},
 		{"internal/messaging", "wharf/platformsim", "only cmd/platformsim and tests"},
 		{"app", "wharf/cmd/api", "above it"},
+		{"module", "wharf/api/campaignsapi", "above it"},
+		{"internal/campaigns", "wharf/module", "above it"},
 	} {
 		got := violations([]pkg{{ImportPath: module + c.from, Imports: []string{c.imp}}})
 		if len(got) != 1 || !strings.Contains(got[0], c.from+" imports "+c.imp) || !strings.Contains(got[0], c.want) {
@@ -242,6 +260,9 @@ func TestTheRuleRefusesForbiddenImports(t *testing.T) {
 		{"internal/messaging", "wharf/internal/inbound"},
 		{"internal/tenant", "wharf/internal/apperr"},
 		{"api/web", "wharf/internal/identity"},
+		{"api/campaignsapi", "wharf/module"},
+		{"module", "wharf/internal/inbound"},
+		{"app", "wharf/module"},
 		{"cmd/platformsim", "wharf/platformsim"},
 		{"internal/apptest", "wharf/app"},
 		{"e2e/campaigns", "wharf/internal/apptest"},

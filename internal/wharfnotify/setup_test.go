@@ -176,7 +176,7 @@ func (b *bundle) order(t *testing.T, body string) string {
 }
 
 // drain is the worker: it runs the queued notification tasks (and those
-// they enqueue) with the handlers worker/handlers.go registers, until the
+// they enqueue) with the handlers of the service's Jobs (jobs.go), until the
 // queue is empty, and answers how many ran.
 func (b *bundle) drain(t *testing.T) int {
 	t.Helper()

@@ -1,0 +1,11 @@
+package eventsapi
+
+import (
+	"wharf/internal/live"
+	"wharf/module"
+)
+
+// Module is the event stream's share of the processes: its route.
+func Module(bus Bus, slots *live.Slots, maskers Maskers, teams Teams, ids Identity, cfg Config) module.Module {
+	return module.Module{Tag: "Live events", Routes: New(bus, slots, maskers, teams, ids, cfg).Routes()}
+}
