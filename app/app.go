@@ -516,7 +516,10 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	w.Mux = worker.NewMux(log, m)
 	(&worker.Handlers{Log: log, Identity: ids, Accounts: d.Accounts, Messaging: d.Messaging, Webhooks: d.Webhooks,
 		Inbound: d.Inbound, Templates: d.Templates, Campaigns: d.Campaigns, Chatbot: d.Chatbot, DataOps: d.DataOps, Wharf: d.Wharf,
-		Notify: d.Notify, Frame: d.Frame}).Register(w.Mux)
+		Notify: d.Notify, Frame: d.Frame,
+		// The framework's documents that project core rows follow them
+		// from the events outbox (wharfapp, projection.go).
+		Subscribers: []webhooks.Subscriber{d.Wharf}}).Register(w.Mux)
 	addr, stop, err := ServeOps(c.HealthAddr, log, w.Ping, m, c.Pprof)
 	if err != nil {
 		return nil, fmt.Errorf("HEALTH_ADDR: %w", err)

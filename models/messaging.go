@@ -194,7 +194,11 @@ type Message struct {
 	TemplateName      string
 	// TemplateID is the template of a template send (queued sends read it;
 	// content keeps a copy for the API).
-	TemplateID    *uuid.UUID `gorm:"type:uuid"`
+	TemplateID *uuid.UUID `gorm:"type:uuid"`
+	// Projected: a framework document projects this message (an Outgoing
+	// Platform Message); its changes record message.changed in the events
+	// outbox, from which the projector updates the document.
+	Projected     bool
 	SentBy        *uuid.UUID `gorm:"type:uuid"`
 	APIKeyID      *uuid.UUID `gorm:"type:uuid"`
 	SendStartedAt *time.Time

@@ -44,6 +44,9 @@ type Handlers struct {
 	Notify *wharfnotify.Service
 	// Frame is the document framework: it builds DocTypes' field indexes.
 	Frame *docframe.Service
+	// Subscribers consume the events outbox's events as they are
+	// dispatched, before the webhooks get them (the framework's projector).
+	Subscribers []webhooks.Subscriber
 }
 
 // Register adds every job handler to mux.
@@ -105,7 +108,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 		return h.Accounts.Refresh(ctx, p.OrganizationID, p.AccountID)
 	}))
 	mux.HandleFunc(jobs.TypeWebhookDispatch, handle(func(ctx context.Context, p jobs.WebhookDispatch) error {
-		return h.Webhooks.Dispatch(ctx, p.OrganizationID, p.EventID)
+		return h.Webhooks.Dispatch(ctx, p.OrganizationID, p.EventID, h.Subscribers...)
 	}))
 	mux.HandleFunc(jobs.TypeWebhookDeliver, handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
 		return h.Webhooks.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)
