@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"gorm.io/gorm"
-
 	"wharf/internal/docframe"
 	"wharf/models"
 )
