@@ -67,19 +67,32 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 
 	var own error
 	var outcomes []queuedOutcome
-	var accepted []acceptedSend // to announce when a webhook listens
+	var accepted []acceptedSend // to announce when a webhook listens or a document projects
 	var later []laterSend
+	var failed []failedSend // projected messages that failed: settled one by one
 	for i := range sends {
 		q, r := &sends[i], results[i]
 		mine := q.m.ID == id
+		// fail settles the message failed: with the batch's statement, or,
+		// when a framework document projects it, by markFailed, which
+		// records message.changed in the same transaction.
+		fail := func(pe *platform.Error) {
+			if q.m.Projected {
+				failed = append(failed, failedSend{q.m.ID, pe})
+				return
+			}
+			outcomes = append(outcomes, failedOutcome(q.m.ID, pe))
+		}
 		if q.fail != nil {
-			outcomes = append(outcomes, failedOutcome(q.m.ID, q.fail))
+			fail(q.fail)
 			continue
 		}
 		switch r.Outcome {
 		case outbound.Accepted:
-			if rows[i].Listening {
-				accepted = append(accepted, acceptedSend{q: q, platformID: r.MessageID})
+			// A projected message is settled as a listened one is: its
+			// change records message.changed in its own transaction.
+			if rows[i].Listening || q.m.Projected {
+				accepted = append(accepted, acceptedSend{q: q, platformID: r.MessageID, listening: rows[i].Listening})
 			} else {
 				outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleSent, PlatformID: r.MessageID,
 					ContactID: q.m.ContactID, Preview: Preview(q.m.Type, q.m.Content.V)})
@@ -106,7 +119,7 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 			}
 		case outbound.Transient:
 			if mine && lastAttempt {
-				outcomes = append(outcomes, failedOutcome(q.m.ID, r.ProviderError()))
+				fail(r.ProviderError())
 				break
 			}
 			outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleRelease})
@@ -116,10 +129,13 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 				later = append(later, laterSend{q.m.ID, r.Wait})
 			}
 		case outbound.Refused:
-			outcomes = append(outcomes, failedOutcome(q.m.ID, &platform.Error{Message: r.Err.Error()}))
+			fail(&platform.Error{Message: r.Err.Error()})
 		default: // the account, the template or the recipient refused
-			outcomes = append(outcomes, failedOutcome(q.m.ID, r.ProviderError()))
+			fail(r.ProviderError())
 		}
+	}
+	for _, f := range failed {
+		s.markFailed(ctx, f.id, f.err)
 	}
 	if err := s.settleQueued(ctx, outcomes); err != nil {
 		// The batch stays claimed: the provider's statuses or the sweeper
@@ -130,7 +146,7 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 	s.publishSent(ctx, orgID, sends, outcomes)
 	for _, a := range accepted {
 		m := a.q.m
-		if err := s.settleAccepted(ctx, m, a.q.c, a.q.a, a.platformID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, true); err != nil {
+		if err := s.settleAccepted(ctx, m, a.q.c, a.q.a, a.platformID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, a.listening); err != nil {
 			s.log.Error("cannot record an accepted send", "message_id", m.ID, "error", err)
 		}
 	}
@@ -141,10 +157,18 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 }
 
 // acceptedSend is a send the provider accepted whose announcement a webhook
-// takes: it is settled with its events (settleAccepted).
+// takes (listening), or that a framework document projects: it is settled
+// with its events (settleAccepted).
 type acceptedSend struct {
 	q          *queuedSend
 	platformID string
+	listening  bool
+}
+
+// failedSend is a projected message of a batch that failed (markFailed).
+type failedSend struct {
+	id  uuid.UUID
+	err *platform.Error
 }
 
 // laterSend is a message of a batch given back to wait.
