@@ -202,13 +202,17 @@ type Message struct {
 	SentBy        *uuid.UUID `gorm:"type:uuid"`
 	APIKeyID      *uuid.UUID `gorm:"type:uuid"`
 	SendStartedAt *time.Time
-	OccurredAt    time.Time
-	SentAt        *time.Time
-	DeliveredAt   *time.Time
-	ReadAt        *time.Time
-	FailedAt      *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// SendAttempts counts the claims of a queued send (each may reach the
+	// provider); a rate-limit wait gives its claim back. A transient error
+	// fails the message once it reaches jobs.MessageSendAttempts.
+	SendAttempts int
+	OccurredAt   time.Time
+	SentAt       *time.Time
+	DeliveredAt  *time.Time
+	ReadAt       *time.Time
+	FailedAt     *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 
 	// Media kept in our storage (received media fetched from the provider,
 	// uploaded media sent): MediaStatus is nil for messages without media.

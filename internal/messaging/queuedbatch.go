@@ -41,7 +41,11 @@ const QueuedBatch = 16
 // pace or the provider's throttle, a transient error until lastAttempt).
 // A message of the batch that must wait is given back (its claim
 // released) and gets a task of its own after the wait: its first task may
-// well have run already (it found the message claimed).
+// well have run already (it found the message claimed). That new task's
+// retries start from zero, so the message's tries are counted on its row
+// (send_attempts, at each claim; a rate-limit wait gives its claim back): a
+// transient error fails any message of the batch that reached
+// jobs.MessageSendAttempts, the bound its own task would have set.
 func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
 	rows, err := s.claimBatch(ctx, orgID, id, QueuedBatch-1)
 	if err != nil || len(rows) == 0 {
@@ -107,7 +111,7 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 		case outbound.Unknown:
 			s.log.Warn("template send outcome unknown", "message_id", q.m.ID, "error", r.Err)
 		case outbound.Paced, outbound.Throttled:
-			outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleRelease})
+			outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleWait})
 			if mine {
 				reason := "waiting for the account's messaging tier"
 				if r.Outcome == outbound.Throttled {
@@ -118,7 +122,7 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 				later = append(later, laterSend{q.m.ID, r.Wait})
 			}
 		case outbound.Transient:
-			if mine && lastAttempt {
+			if (mine && lastAttempt) || triedEnough(q.m) {
 				fail(r.ProviderError())
 				break
 			}
@@ -206,6 +210,7 @@ const (
 	settleSent    = "sent"
 	settleFailed  = "failed"
 	settleRelease = "release"
+	settleWait    = "wait"
 )
 
 // queuedOutcome is how one message of a batch is settled.
@@ -238,7 +243,9 @@ func failedOutcome(id uuid.UUID, pe *platform.Error) queuedOutcome {
 //     statement (one update per contact: its newest message of the batch);
 //   - failed (markFailed): only a message still pending fails;
 //   - release (release): a pending message the provider certainly does not
-//     have is given back (its claim cleared).
+//     have is given back (its claim cleared);
+//   - wait (release of a rate-limit wait): given back as release is, and
+//     its claim uncounted (send_attempts).
 //
 // Rows are locked in id order (the outcomes come sorted and drive a nested
 // loop over the primary key); a deadlock all the same is retried, the
@@ -258,7 +265,8 @@ WITH v AS (
         error_code = CASE WHEN v.kind = 'failed' THEN v.error_code ELSE m.error_code END,
         error_title = CASE WHEN v.kind = 'failed' THEN COALESCE(v.error_title, '') ELSE m.error_title END,
         error_detail = CASE WHEN v.kind = 'failed' THEN COALESCE(v.error_detail, '') ELSE m.error_detail END,
-        send_started_at = CASE WHEN v.kind = 'release' THEN NULL ELSE m.send_started_at END,
+        send_started_at = CASE WHEN v.kind IN ('release', 'wait') THEN NULL ELSE m.send_started_at END,
+        send_attempts = CASE WHEN v.kind = 'wait' THEN GREATEST(m.send_attempts - 1, 0) ELSE m.send_attempts END,
         updated_at = now()
     FROM v
     WHERE m.id = v.id AND (v.kind = 'sent' OR (m.status = 'pending' AND (v.kind = 'failed' OR m.platform_message_id IS NULL)))

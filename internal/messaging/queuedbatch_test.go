@@ -460,4 +460,66 @@ func TestQueuedBatch(t *testing.T) {
 			t.Errorf("the API send recorded %d message.changed events", got[plain])
 		}
 	})
+
+	t.Run("ABatchMateThatKeepsFailingFailsAfterItsTries", func(t *testing.T) {
+		t.Parallel()
+		// ...2001 is accepted; ...2002 meets a transient error every time;
+		// ...2003 is throttled three times (waits use up no try), then meets
+		// a transient error every time. The two are batch-mates of 2001's
+		// task, which runs again and again (duplicates, retries): each run
+		// claims them, and each time a transient error gave them back with
+		// a new task of their own.
+		fp := &fakeProvider{how: func(to string, n int) func(http.ResponseWriter) {
+			switch {
+			case strings.HasSuffix(to, "2003") && n <= 3:
+				return providerError(http.StatusBadRequest, platform.CodeThroughput, "1")
+			case strings.HasSuffix(to, "2002"), strings.HasSuffix(to, "2003"):
+				return providerError(http.StatusInternalServerError, platform.CodeGeneric, "")
+			}
+			return nil
+		}}
+		svc, bundle := setup(t, fp)
+		org := bundle.org.ID
+		flaky := queue(t, svc, bundle, org, "+15550112002")
+		waits := queue(t, svc, bundle, org, "+15550112003")
+		own := queue(t, svc, bundle, org, "+15550112001")
+		for range jobs.MessageSendAttempts + 6 {
+			if err := svc.SendQueuedBatch(ctx, org, own, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c := fp.count("+15550112001"); c != 1 || reload(t, bundle.f.DB, own).Status != models.StatusSent {
+			t.Errorf("the task's own send: %d requests; want sent once", c)
+		}
+		if c := fp.count("+15550112002"); c != jobs.MessageSendAttempts {
+			t.Errorf("the failing mate: %d requests; want %d (the tries of a message:send task)", c, jobs.MessageSendAttempts)
+		}
+		if c := fp.count("+15550112003"); c != jobs.MessageSendAttempts+3 {
+			t.Errorf("the mate that waited, then failed: %d requests; want %d (3 waits + the tries)", c, jobs.MessageSendAttempts+3)
+		}
+		for _, id := range []uuid.UUID{flaky, waits} {
+			m := reload(t, bundle.f.DB, id)
+			if m.Status != models.StatusFailed || m.ErrorCode == nil || *m.ErrorCode != platform.CodeGeneric || m.FailedAt == nil ||
+				m.PlatformMessageID != nil {
+				t.Errorf("a mate after its tries: %s, code %v; want failed with the provider's 131000", m.Status, m.ErrorCode)
+			}
+			if m.SendAttempts != jobs.MessageSendAttempts {
+				t.Errorf("a mate after its tries: %d attempts counted; want %d", m.SendAttempts, jobs.MessageSendAttempts)
+			}
+		}
+		// Failed, it is no longer given back: its tasks find nothing to send.
+		tasks := sendTasks(t, bundle.queue)
+		if tasks[flaky] != jobs.MessageSendAttempts {
+			t.Errorf("the failing mate has %d send tasks; want %d: its first and one per transient error but the last",
+				tasks[flaky], jobs.MessageSendAttempts)
+		}
+		for _, id := range []uuid.UUID{flaky, waits} {
+			if err := svc.SendQueuedBatch(ctx, org, id, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := fp.total(); n != 1+jobs.MessageSendAttempts+jobs.MessageSendAttempts+3 {
+			t.Errorf("%d requests in all; want %d", n, 1+2*jobs.MessageSendAttempts+3)
+		}
+	})
 }
