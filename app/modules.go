@@ -72,7 +72,9 @@ func modules(d *domains, cc config.Campaigns, x apiParts) []module.Module {
 			eventsapi.Config{Heartbeat: c.EventStreamHeartbeat, Recheck: c.EventStreamRecheck}),
 		templatesapi.Module(d.Templates),
 		campaignsapi.Module(d.Campaigns, d.Settings, cc.SweepInterval),
-		webhooksapi.Module(d.Webhooks),
+		// The framework's documents that project core rows follow them
+		// from the events outbox (wharfapp, projection.go).
+		webhooksapi.Module(d.Webhooks, d.Wharf),
 		teamsapi.Module(d.Teams),
 		cannedapi.Module(d.Canned),
 		chatbotapi.Module(d.Chatbot, d.Settings),

@@ -91,6 +91,15 @@ func sweepOptions(name string, tick time.Time) []asynq.Option {
 		asynq.TaskID(fmt.Sprintf("%s:%d", name, tick.Unix())), asynq.Retention(10 * time.Minute)}
 }
 
+// MessageSendMaxRetry is the message:send task's MaxRetry.
+const MessageSendMaxRetry = 8
+
+// MessageSendAttempts is how many times a queued send is tried at most
+// when the provider keeps failing (a transient error): its task's first run
+// and its retries. A message sent in another message's batch counts its
+// tries on its row (messages.send_attempts), so it has the same bound.
+const MessageSendAttempts = MessageSendMaxRetry + 1
+
 // MessageSend sends one queued outbound message (template sends).
 type MessageSend struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
@@ -102,7 +111,7 @@ func (MessageSend) TaskType() string { return TypeMessageSend }
 
 // Options: one task per message.
 func (p MessageSend) Options() []asynq.Option {
-	return []asynq.Option{asynq.Queue(QueueCritical), asynq.MaxRetry(8), asynq.Timeout(time.Minute),
+	return []asynq.Option{asynq.Queue(QueueCritical), asynq.MaxRetry(MessageSendMaxRetry), asynq.Timeout(time.Minute),
 		asynq.TaskID("message-send:" + p.MessageID.String()), asynq.Retention(time.Hour)}
 }
 

@@ -194,17 +194,25 @@ type Message struct {
 	TemplateName      string
 	// TemplateID is the template of a template send (queued sends read it;
 	// content keeps a copy for the API).
-	TemplateID    *uuid.UUID `gorm:"type:uuid"`
+	TemplateID *uuid.UUID `gorm:"type:uuid"`
+	// Projected: a framework document projects this message (an Outgoing
+	// Platform Message); its changes record message.changed in the events
+	// outbox, from which the projector updates the document.
+	Projected     bool
 	SentBy        *uuid.UUID `gorm:"type:uuid"`
 	APIKeyID      *uuid.UUID `gorm:"type:uuid"`
 	SendStartedAt *time.Time
-	OccurredAt    time.Time
-	SentAt        *time.Time
-	DeliveredAt   *time.Time
-	ReadAt        *time.Time
-	FailedAt      *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// SendAttempts counts the claims of a queued send (each may reach the
+	// provider); a rate-limit wait gives its claim back. A transient error
+	// fails the message once it reaches jobs.MessageSendAttempts.
+	SendAttempts int
+	OccurredAt   time.Time
+	SentAt       *time.Time
+	DeliveredAt  *time.Time
+	ReadAt       *time.Time
+	FailedAt     *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 
 	// Media kept in our storage (received media fetched from the provider,
 	// uploaded media sent): MediaStatus is nil for messages without media.

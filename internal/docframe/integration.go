@@ -70,6 +70,18 @@ func (s *Service) GetDoc(ctx context.Context, db *gorm.DB, orgID uuid.UUID, doct
 	return loadDoc(ctx, db, m, orgID, name, false)
 }
 
+// LockDoc answers a stored document read in tx with its row locked until
+// tx ends (no permission check): a change computed from it (a status that
+// only moves forward) cannot be overtaken by a concurrent one before
+// UpdateDocIn writes it.
+func (s *Service) LockDoc(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, doctype, name string) (*Doc, error) {
+	m, err := s.docMeta(ctx, orgID, doctype)
+	if err != nil {
+		return nil, err
+	}
+	return loadDoc(ctx, tx, m, orgID, name, true)
+}
+
 // NamesBy answers, for each of values, the name of a document of doctype
 // whose field holds it (text comparison; one name per value, the most
 // recently modified), read through db. A DocType the organization does

@@ -198,14 +198,14 @@ func (s *Service) SendQueued(ctx context.Context, orgID, id uuid.UUID, lastAttem
 		s.log.Warn("template send outcome unknown", "message_id", m.ID, "error", r.Err)
 		return nil
 	case outbound.Paced:
-		s.release(ctx, m.ID)
+		s.release(ctx, m.ID, false)
 		return &jobs.RateLimited{RetryAfter: r.Wait, Reason: "waiting for the account's messaging tier"}
 	case outbound.Throttled:
-		s.release(ctx, m.ID)
+		s.release(ctx, m.ID, false)
 		return &jobs.RateLimited{RetryAfter: r.Wait, Reason: fmt.Sprintf("provider code %d", r.ProviderError().Code)}
 	case outbound.Transient:
-		if !lastAttempt {
-			s.release(ctx, m.ID)
+		if !lastAttempt && !triedEnough(m) {
+			s.release(ctx, m.ID, true)
 			return r.Err
 		}
 	case outbound.Refused:
@@ -293,11 +293,24 @@ func queuedPriority(m *models.Message) outbound.Priority {
 	return outbound.Reply
 }
 
-// release undoes a claim when the provider certainly did not take the message.
-func (s *Service) release(ctx context.Context, id uuid.UUID) {
+// release undoes a claim when the provider certainly did not take the
+// message. A try that failed (counted) keeps its count; a rate-limit wait
+// gives it back, as it uses up no retry of a task (worker.IsFailure).
+func (s *Service) release(ctx context.Context, id uuid.UUID, counted bool) {
+	change := map[string]any{"send_started_at": nil}
+	if !counted {
+		change["send_attempts"] = gorm.Expr("GREATEST(send_attempts - 1, 0)")
+	}
 	s.db.WithContext(context.WithoutCancel(ctx)).Model(&models.Message{}).Where("id = ? AND status = 'pending' AND platform_message_id IS NULL", id).
-		Update("send_started_at", nil)
+		Updates(change)
 }
+
+// triedEnough reports whether a claimed message used up its tries
+// (jobs.MessageSendAttempts): a transient error then fails it, whichever
+// task claimed it. The task's own retries bound its own message too
+// (lastAttempt); the count bounds a message that other tasks' batches
+// claimed and gave back, each time with a new task of its own (sendLater).
+func triedEnough(m *models.Message) bool { return m.SendAttempts >= jobs.MessageSendAttempts }
 
 func deref(p *uuid.UUID) uuid.UUID {
 	if p == nil {
@@ -355,7 +368,7 @@ func (s *Service) claimStatements() error {
 		// (BenchmarkChatbotReplies: 1,248 pages a claim, growing with each
 		// message; TestClaimsReadOnlyTheirRows).
 		s.claimSQL = `WITH claimed AS (
-		UPDATE messages SET send_started_at = now(), updated_at = now()
+		UPDATE messages SET send_started_at = now(), send_attempts = send_attempts + 1, updated_at = now()
 		WHERE id = ? AND organization_id IS NOT DISTINCT FROM ? AND status = 'pending' AND send_started_at IS NULL
 		  AND platform_message_id IS NULL
 		RETURNING *)` + claimedSelect(acc, tmpl, "?", "?")
@@ -375,7 +388,7 @@ func (s *Service) claimStatements() error {
 		ORDER BY created_at LIMIT @n FOR UPDATE SKIP LOCKED),
 		ids AS (SELECT id FROM mates UNION ALL SELECT CAST(@id AS uuid)),
 		claimed AS (
-		UPDATE messages SET send_started_at = now(), updated_at = now()
+		UPDATE messages SET send_started_at = now(), send_attempts = send_attempts + 1, updated_at = now()
 		FROM ids
 		WHERE messages.id = ids.id AND messages.organization_id IS NOT DISTINCT FROM @org
 		  AND messages.status = 'pending' AND messages.send_started_at IS NULL AND messages.platform_message_id IS NULL

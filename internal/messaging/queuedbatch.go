@@ -41,7 +41,11 @@ const QueuedBatch = 16
 // pace or the provider's throttle, a transient error until lastAttempt).
 // A message of the batch that must wait is given back (its claim
 // released) and gets a task of its own after the wait: its first task may
-// well have run already (it found the message claimed).
+// well have run already (it found the message claimed). That new task's
+// retries start from zero, so the message's tries are counted on its row
+// (send_attempts, at each claim; a rate-limit wait gives its claim back): a
+// transient error fails any message of the batch that reached
+// jobs.MessageSendAttempts, the bound its own task would have set.
 func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
 	rows, err := s.claimBatch(ctx, orgID, id, QueuedBatch-1)
 	if err != nil || len(rows) == 0 {
@@ -67,19 +71,32 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 
 	var own error
 	var outcomes []queuedOutcome
-	var accepted []acceptedSend // to announce when a webhook listens
+	var accepted []acceptedSend // to announce when a webhook listens or a document projects
 	var later []laterSend
+	var failed []failedSend // projected messages that failed: settled one by one
 	for i := range sends {
 		q, r := &sends[i], results[i]
 		mine := q.m.ID == id
+		// fail settles the message failed: with the batch's statement, or,
+		// when a framework document projects it, by markFailed, which
+		// records message.changed in the same transaction.
+		fail := func(pe *platform.Error) {
+			if q.m.Projected {
+				failed = append(failed, failedSend{q.m.ID, pe})
+				return
+			}
+			outcomes = append(outcomes, failedOutcome(q.m.ID, pe))
+		}
 		if q.fail != nil {
-			outcomes = append(outcomes, failedOutcome(q.m.ID, q.fail))
+			fail(q.fail)
 			continue
 		}
 		switch r.Outcome {
 		case outbound.Accepted:
-			if rows[i].Listening {
-				accepted = append(accepted, acceptedSend{q: q, platformID: r.MessageID})
+			// A projected message is settled as a listened one is: its
+			// change records message.changed in its own transaction.
+			if rows[i].Listening || q.m.Projected {
+				accepted = append(accepted, acceptedSend{q: q, platformID: r.MessageID, listening: rows[i].Listening})
 			} else {
 				outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleSent, PlatformID: r.MessageID,
 					ContactID: q.m.ContactID, Preview: Preview(q.m.Type, q.m.Content.V)})
@@ -94,7 +111,7 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 		case outbound.Unknown:
 			s.log.Warn("template send outcome unknown", "message_id", q.m.ID, "error", r.Err)
 		case outbound.Paced, outbound.Throttled:
-			outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleRelease})
+			outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleWait})
 			if mine {
 				reason := "waiting for the account's messaging tier"
 				if r.Outcome == outbound.Throttled {
@@ -105,8 +122,8 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 				later = append(later, laterSend{q.m.ID, r.Wait})
 			}
 		case outbound.Transient:
-			if mine && lastAttempt {
-				outcomes = append(outcomes, failedOutcome(q.m.ID, r.ProviderError()))
+			if (mine && lastAttempt) || triedEnough(q.m) {
+				fail(r.ProviderError())
 				break
 			}
 			outcomes = append(outcomes, queuedOutcome{ID: q.m.ID, Kind: settleRelease})
@@ -116,10 +133,13 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 				later = append(later, laterSend{q.m.ID, r.Wait})
 			}
 		case outbound.Refused:
-			outcomes = append(outcomes, failedOutcome(q.m.ID, &platform.Error{Message: r.Err.Error()}))
+			fail(&platform.Error{Message: r.Err.Error()})
 		default: // the account, the template or the recipient refused
-			outcomes = append(outcomes, failedOutcome(q.m.ID, r.ProviderError()))
+			fail(r.ProviderError())
 		}
+	}
+	for _, f := range failed {
+		s.markFailed(ctx, f.id, f.err)
 	}
 	if err := s.settleQueued(ctx, outcomes); err != nil {
 		// The batch stays claimed: the provider's statuses or the sweeper
@@ -130,7 +150,7 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 	s.publishSent(ctx, orgID, sends, outcomes)
 	for _, a := range accepted {
 		m := a.q.m
-		if err := s.settleAccepted(ctx, m, a.q.c, a.q.a, a.platformID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, true); err != nil {
+		if err := s.settleAccepted(ctx, m, a.q.c, a.q.a, a.platformID, Actor{UserID: deref(m.SentBy), APIKeyID: m.APIKeyID}, a.listening); err != nil {
 			s.log.Error("cannot record an accepted send", "message_id", m.ID, "error", err)
 		}
 	}
@@ -141,10 +161,18 @@ func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, last
 }
 
 // acceptedSend is a send the provider accepted whose announcement a webhook
-// takes: it is settled with its events (settleAccepted).
+// takes (listening), or that a framework document projects: it is settled
+// with its events (settleAccepted).
 type acceptedSend struct {
 	q          *queuedSend
 	platformID string
+	listening  bool
+}
+
+// failedSend is a projected message of a batch that failed (markFailed).
+type failedSend struct {
+	id  uuid.UUID
+	err *platform.Error
 }
 
 // laterSend is a message of a batch given back to wait.
@@ -182,6 +210,7 @@ const (
 	settleSent    = "sent"
 	settleFailed  = "failed"
 	settleRelease = "release"
+	settleWait    = "wait"
 )
 
 // queuedOutcome is how one message of a batch is settled.
@@ -214,7 +243,9 @@ func failedOutcome(id uuid.UUID, pe *platform.Error) queuedOutcome {
 //     statement (one update per contact: its newest message of the batch);
 //   - failed (markFailed): only a message still pending fails;
 //   - release (release): a pending message the provider certainly does not
-//     have is given back (its claim cleared).
+//     have is given back (its claim cleared);
+//   - wait (release of a rate-limit wait): given back as release is, and
+//     its claim uncounted (send_attempts).
 //
 // Rows are locked in id order (the outcomes come sorted and drive a nested
 // loop over the primary key; LIMIT @n, their number, keeps the planner from
@@ -237,7 +268,8 @@ WITH v AS (
         error_code = CASE WHEN v.kind = 'failed' THEN v.error_code ELSE m.error_code END,
         error_title = CASE WHEN v.kind = 'failed' THEN COALESCE(v.error_title, '') ELSE m.error_title END,
         error_detail = CASE WHEN v.kind = 'failed' THEN COALESCE(v.error_detail, '') ELSE m.error_detail END,
-        send_started_at = CASE WHEN v.kind = 'release' THEN NULL ELSE m.send_started_at END,
+        send_started_at = CASE WHEN v.kind IN ('release', 'wait') THEN NULL ELSE m.send_started_at END,
+        send_attempts = CASE WHEN v.kind = 'wait' THEN GREATEST(m.send_attempts - 1, 0) ELSE m.send_attempts END,
         updated_at = now()
     FROM v
     WHERE m.id = v.id AND (v.kind = 'sent' OR (m.status = 'pending' AND (v.kind = 'failed' OR m.platform_message_id IS NULL)))

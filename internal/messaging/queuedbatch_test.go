@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/messaging"
 	"wharf/internal/testenv"
@@ -370,6 +371,155 @@ func TestQueuedBatch(t *testing.T) {
 		}
 		if n := bundle.f.Count("events", "organization_id = ? AND event = ?", bundle.org.ID, webhooks.EventMessageOutgoing); n != 3 {
 			t.Errorf("%d message.outgoing events; want 3", n)
+		}
+	})
+
+	t.Run("AProjectedMessageOfTheBatchRecordsEachChange", func(t *testing.T) {
+		t.Parallel()
+		// ...9901 is accepted, ...9902 rejected (131026), ...9903's
+		// connection breaks: the sweeper fails it later. Each is a
+		// batch-mate of the API send's task, and a framework document
+		// projects it (QueueTemplateIn + Project, as wharfapp queues one).
+		fp := &fakeProvider{how: func(to string, n int) func(http.ResponseWriter) {
+			switch {
+			case strings.HasSuffix(to, "9902"):
+				return providerError(http.StatusBadRequest, platform.CodeUndeliverable, "")
+			case strings.HasSuffix(to, "9903"):
+				return brokenConnection
+			}
+			return nil
+		}}
+		svc, bundle := setup(t, fp)
+		org := bundle.org.ID
+		project := func(number string) uuid.UUID {
+			t.Helper()
+			c := bundle.f.Contact(org, &bundle.template.AccountID, func(c *models.Contact) { c.PhoneNumber = number })
+			var id uuid.UUID
+			err := bundle.f.DB.Transaction(func(tx *gorm.DB) error {
+				var err error
+				if id, err = svc.QueueTemplateIn(ctx, tx, org, c.ID, bundle.template.AccountID, &bundle.template,
+					map[string]string{"1": "Ada"}); err != nil {
+					return err
+				}
+				return svc.Project(ctx, tx, org, id)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		accepted, refused, unknown := project("+15550119901"), project("+15550119902"), project("+15550119903")
+		plain := queue(t, svc, bundle, org, "+15550119904")
+		changed := func() map[uuid.UUID]int {
+			t.Helper()
+			var ids []uuid.UUID
+			bundle.f.DB.Raw(`SELECT CAST(data->>'message_id' AS uuid) FROM events WHERE organization_id = ? AND event = ?`,
+				org, webhooks.EventMessageChanged).Scan(&ids)
+			out := map[uuid.UUID]int{}
+			for _, id := range ids {
+				out[id]++
+			}
+			return out
+		}
+		if err := svc.SendQueuedBatch(ctx, org, plain, false); err != nil {
+			t.Fatal(err)
+		}
+		if m := reload(t, bundle.f.DB, accepted); m.Status != models.StatusSent || m.PlatformMessageID == nil {
+			t.Errorf("projected, accepted: %s, id %v; want sent with the provider's id", m.Status, m.PlatformMessageID)
+		}
+		if m := reload(t, bundle.f.DB, refused); m.Status != models.StatusFailed || m.ErrorCode == nil || *m.ErrorCode != platform.CodeUndeliverable {
+			t.Errorf("projected, refused: %s, code %v; want failed with 131026", m.Status, m.ErrorCode)
+		}
+		if m := reload(t, bundle.f.DB, plain); m.Status != models.StatusSent {
+			t.Errorf("the task's own send: %s; want sent", m.Status)
+		}
+		got := changed()
+		if len(got) != 2 || got[accepted] != 1 || got[refused] != 1 {
+			t.Errorf("message.changed events by message %v; want one for the accepted and one for the refused projected send", got)
+		}
+		if n := bundle.queue.TaskTypes(t)[jobs.TypeWebhookDispatch]; n != 2 {
+			t.Errorf("%d dispatch tasks; want 2 (each change published)", n)
+		}
+		// The unknown one stays claimed until the sweeper gives up on it:
+		// its failure is a change the document must see too.
+		if m := reload(t, bundle.f.DB, unknown); m.Status != models.StatusPending || m.SendStartedAt == nil {
+			t.Fatalf("projected, unknown: %s; want pending and claimed", m.Status)
+		}
+		bundle.f.DB.Exec(`UPDATE messages SET send_started_at = now() - interval '11 minutes' WHERE id = ?`, unknown)
+		if _, failed, err := svc.SweepUnconfirmed(ctx); err != nil || failed != 1 {
+			t.Fatalf("sweep: %d failed, %v; want the unknown send failed", failed, err)
+		}
+		if m := reload(t, bundle.f.DB, unknown); m.Status != models.StatusFailed {
+			t.Errorf("projected, unknown, swept: %s; want failed", m.Status)
+		}
+		if got := changed(); len(got) != 3 || got[unknown] != 1 {
+			t.Errorf("message.changed events after the sweep %v; want one more, for the swept send", got)
+		}
+		// A send no document projects records no such event.
+		if got := changed(); got[plain] != 0 {
+			t.Errorf("the API send recorded %d message.changed events", got[plain])
+		}
+	})
+
+	t.Run("ABatchMateThatKeepsFailingFailsAfterItsTries", func(t *testing.T) {
+		t.Parallel()
+		// ...2001 is accepted; ...2002 meets a transient error every time;
+		// ...2003 is throttled three times (waits use up no try), then meets
+		// a transient error every time. The two are batch-mates of 2001's
+		// task, which runs again and again (duplicates, retries): each run
+		// claims them, and each time a transient error gave them back with
+		// a new task of their own.
+		fp := &fakeProvider{how: func(to string, n int) func(http.ResponseWriter) {
+			switch {
+			case strings.HasSuffix(to, "2003") && n <= 3:
+				return providerError(http.StatusBadRequest, platform.CodeThroughput, "1")
+			case strings.HasSuffix(to, "2002"), strings.HasSuffix(to, "2003"):
+				return providerError(http.StatusInternalServerError, platform.CodeGeneric, "")
+			}
+			return nil
+		}}
+		svc, bundle := setup(t, fp)
+		org := bundle.org.ID
+		flaky := queue(t, svc, bundle, org, "+15550112002")
+		waits := queue(t, svc, bundle, org, "+15550112003")
+		own := queue(t, svc, bundle, org, "+15550112001")
+		for range jobs.MessageSendAttempts + 6 {
+			if err := svc.SendQueuedBatch(ctx, org, own, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c := fp.count("+15550112001"); c != 1 || reload(t, bundle.f.DB, own).Status != models.StatusSent {
+			t.Errorf("the task's own send: %d requests; want sent once", c)
+		}
+		if c := fp.count("+15550112002"); c != jobs.MessageSendAttempts {
+			t.Errorf("the failing mate: %d requests; want %d (the tries of a message:send task)", c, jobs.MessageSendAttempts)
+		}
+		if c := fp.count("+15550112003"); c != jobs.MessageSendAttempts+3 {
+			t.Errorf("the mate that waited, then failed: %d requests; want %d (3 waits + the tries)", c, jobs.MessageSendAttempts+3)
+		}
+		for _, id := range []uuid.UUID{flaky, waits} {
+			m := reload(t, bundle.f.DB, id)
+			if m.Status != models.StatusFailed || m.ErrorCode == nil || *m.ErrorCode != platform.CodeGeneric || m.FailedAt == nil ||
+				m.PlatformMessageID != nil {
+				t.Errorf("a mate after its tries: %s, code %v; want failed with the provider's 131000", m.Status, m.ErrorCode)
+			}
+			if m.SendAttempts != jobs.MessageSendAttempts {
+				t.Errorf("a mate after its tries: %d attempts counted; want %d", m.SendAttempts, jobs.MessageSendAttempts)
+			}
+		}
+		// Failed, it is no longer given back: its tasks find nothing to send.
+		tasks := sendTasks(t, bundle.queue)
+		if tasks[flaky] != jobs.MessageSendAttempts {
+			t.Errorf("the failing mate has %d send tasks; want %d: its first and one per transient error but the last",
+				tasks[flaky], jobs.MessageSendAttempts)
+		}
+		for _, id := range []uuid.UUID{flaky, waits} {
+			if err := svc.SendQueuedBatch(ctx, org, id, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := fp.total(); n != 1+jobs.MessageSendAttempts+jobs.MessageSendAttempts+3 {
+			t.Errorf("%d requests in all; want %d", n, 1+2*jobs.MessageSendAttempts+3)
 		}
 	})
 }

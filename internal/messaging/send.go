@@ -138,12 +138,48 @@ func providerText(pe *platform.Error) string {
 }
 
 // markFailed records a send the provider refused (synchronous or queued),
-// unless a status moved the message on meanwhile.
+// unless a status moved the message on meanwhile; a projected message's
+// change is recorded for the projector in the same transaction.
 func (s *Service) markFailed(ctx context.Context, id uuid.UUID, pe *platform.Error) {
+	ctx = context.WithoutCancel(ctx)
 	code := pe.Code
-	s.db.WithContext(context.WithoutCancel(ctx)).Model(&models.Message{}).Where("id = ? AND status = ?", id, models.StatusPending).
-		Updates(map[string]any{"status": models.StatusFailed, "failed_at": s.now(), "error_code": &code,
-			"error_title": apperr.Clip(pe.Message, 300), "error_detail": apperr.Clip(pe.Details, 1000), "updated_at": s.now()})
+	var event uuid.UUID
+	var row struct {
+		OrganizationID uuid.UUID
+		Projected      bool
+	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Raw(`UPDATE messages SET status = ?, failed_at = ?, error_code = ?, error_title = ?, error_detail = ?, updated_at = ?
+			WHERE id = ? AND status = ? RETURNING organization_id, projected`,
+			models.StatusFailed, s.now(), code, apperr.Clip(pe.Message, 300), apperr.Clip(pe.Details, 1000), s.now(),
+			id, models.StatusPending).Scan(&row).Error
+		if err != nil || !row.Projected {
+			return err
+		}
+		event, err = s.recordChange(ctx, tx, row.OrganizationID, id)
+		return err
+	})
+	if err != nil {
+		s.log.Warn("cannot record a refused send", "message_id", id, "error", err)
+		return
+	}
+	if row.Projected {
+		s.webhooks.Publish(ctx, row.OrganizationID, event)
+	}
+}
+
+// Project marks a message stored in tx (QueueReply, QueueTemplateIn) as
+// projected by a framework document: from then on each of its changes
+// records message.changed in the events outbox, in the change's own
+// transaction, for the projector (webhooks.Subscriber) to apply.
+func (s *Service) Project(ctx context.Context, tx *gorm.DB, orgID, id uuid.UUID) error {
+	return tx.WithContext(ctx).Exec(`UPDATE messages SET projected = true WHERE id = ? AND organization_id = ?`, id, orgID).Error
+}
+
+// recordChange records that a projected message changed (the projector
+// reads the row itself).
+func (s *Service) recordChange(ctx context.Context, tx *gorm.DB, orgID, id uuid.UUID) (uuid.UUID, error) {
+	return s.webhooks.Record(ctx, tx, orgID, webhooks.EventMessageChanged, map[string]any{"message_id": id})
 }
 
 // markAccepted stores the provider's id, moves the message to sent, and
@@ -185,7 +221,7 @@ func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *mode
 				last_message_at = GREATEST(COALESCE(last_message_at, ?), ?), updated_at = now() WHERE id = ?`,
 			platformID, now, m.ID, now, Preview(m.Type, m.Content.V), now, models.DirectionOutgoing, now, now, c.ID).Error
 	}
-	if !listening {
+	if !listening && !m.Projected {
 		if err := settle(s.db.WithContext(ctx)); err != nil {
 			return err
 		}
@@ -199,6 +235,16 @@ func (s *Service) settleAccepted(ctx context.Context, m *models.Message, c *mode
 			return err
 		}
 		m.PlatformMessageID, m.Status, m.SentAt = &platformID, models.StatusSent, &now
+		if m.Projected {
+			id, err := s.recordChange(ctx, tx, m.OrganizationID, m.ID)
+			if err != nil {
+				return err
+			}
+			events = append(events, id)
+		}
+		if !listening {
+			return nil
+		}
 		data := eventData(m, c, a.Name)
 		for i := len(names) - 1; i >= 0; i-- { // message.sent first, as before
 			id, err := s.webhooks.Emit(ctx, tx, m.OrganizationID, names[i], data)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
 	"wharf/jobs"
 	"wharf/models"
 )
@@ -34,10 +37,41 @@ func (s *Service) SweepUnconfirmed(ctx context.Context) (requeued, failed int64,
 			s.log.Warn("cannot re-enqueue a queued send; the next sweep retries", "message_id", m.ID, "error", err)
 		}
 	}
-	res := s.db.WithContext(ctx).Model(&models.Message{}).
-		Where("status = 'pending' AND send_started_at < ? AND platform_message_id IS NULL", s.now().Add(-unconfirmedAfter)).
-		Updates(map[string]any{"status": models.StatusFailed, "failed_at": s.now(), "updated_at": s.now(),
-			"error_title":  "send outcome unknown",
-			"error_detail": "the answer of the provider was lost and no status arrived; the message was not resent to avoid a duplicate"})
-	return requeued, res.RowsAffected, res.Error
+	// A message that a framework document projects records its change for
+	// the projector in the same transaction (messaging.Project).
+	var rows []struct {
+		ID             uuid.UUID
+		OrganizationID uuid.UUID
+		Projected      bool
+	}
+	events := map[uuid.UUID][]uuid.UUID{}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Raw(`UPDATE messages SET status = ?, failed_at = ?, updated_at = ?, error_title = ?, error_detail = ?
+			WHERE status = 'pending' AND send_started_at < ? AND platform_message_id IS NULL
+			RETURNING id, organization_id, projected`,
+			models.StatusFailed, s.now(), s.now(), "send outcome unknown",
+			"the answer of the provider was lost and no status arrived; the message was not resent to avoid a duplicate",
+			s.now().Add(-unconfirmedAfter)).Scan(&rows).Error
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if !r.Projected {
+				continue
+			}
+			ev, err := s.recordChange(ctx, tx, r.OrganizationID, r.ID)
+			if err != nil {
+				return err
+			}
+			events[r.OrganizationID] = append(events[r.OrganizationID], ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return requeued, 0, err
+	}
+	for org, ids := range events {
+		s.webhooks.Publish(ctx, org, ids...)
+	}
+	return requeued, int64(len(rows)), nil
 }

@@ -172,11 +172,21 @@ func (s *Service) Test(ctx context.Context, orgID, id uuid.UUID) (*Result, error
 	return &r, nil
 }
 
-// Dispatch delivers an outbox event to every active subscribed webhook, at
-// most MaxConcurrent at a time. Failed deliveries get their next attempt as
-// a delayed task. Dispatching an event twice delivers it twice (at least
-// once); receivers can use X-Webhook-ID to drop duplicates.
-func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID) error {
+// Subscriber consumes the outbox's events in the process that dispatches
+// them, before any webhook gets them: the framework's projector (a message
+// that a document projects changed). An error leaves the event undispatched:
+// the task is retried, and the sweeper enqueues it again, so a subscriber
+// sees an event at least once and must be idempotent.
+type Subscriber interface {
+	Consume(ctx context.Context, orgID uuid.UUID, event string, data []byte) error
+}
+
+// Dispatch gives an outbox event to subs, then delivers it to every active
+// subscribed webhook, at most MaxConcurrent at a time. Failed deliveries get
+// their next attempt as a delayed task. Dispatching an event twice delivers
+// it twice (at least once); receivers can use X-Webhook-ID to drop
+// duplicates.
+func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID, subs ...Subscriber) error {
 	var ev models.Event
 	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Take(&ev, "id = ?", eventID).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -187,6 +197,11 @@ func (s *Service) Dispatch(ctx context.Context, orgID, eventID uuid.UUID) error 
 	}
 	if ev.DispatchedAt != nil {
 		return nil
+	}
+	for _, sub := range subs {
+		if err := sub.Consume(ctx, orgID, ev.Event, ev.Data); err != nil {
+			return err
+		}
 	}
 	var hooks []models.Webhook
 	err = s.db.WithContext(ctx).Where("organization_id = ? AND is_active AND events @> jsonb_build_array(?::text)", orgID, ev.Event).

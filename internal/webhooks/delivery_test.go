@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -379,6 +380,44 @@ func TestOutbox(t *testing.T) {
 		}
 	})
 
+	t.Run("AnInternalEventIsRecordedAlwaysAndConsumedBeforeItIsDispatched", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		// Nobody listens: Record writes the event anyway (the projector
+		// needs it), Emit would not.
+		var id uuid.UUID
+		err := bundle.f.DB.Transaction(func(tx *gorm.DB) error {
+			var err error
+			id, err = svc.Record(ctx, tx, bundle.org.ID, webhooks.EventMessageChanged, map[string]string{"message_id": "m1"})
+			return err
+		})
+		if err != nil || id == uuid.Nil || bundle.f.Count("events", "dispatched_at IS NULL") != 1 {
+			t.Fatalf("recorded %v, %v: want one undispatched event", id, err)
+		}
+		// A subscriber that fails leaves the event undispatched: the task
+		// is retried and the sweep enqueues it again.
+		failing := &subscriber{err: errors.New("projector down")}
+		if err := svc.Dispatch(ctx, bundle.org.ID, id, failing); err == nil || bundle.f.Count("events", "dispatched_at IS NULL") != 1 {
+			t.Fatalf("dispatch with a failing subscriber: %v", err)
+		}
+		ok := &subscriber{}
+		if err := svc.Dispatch(ctx, bundle.org.ID, id, ok); err != nil || bundle.f.Count("events", "dispatched_at IS NULL") != 0 {
+			t.Fatalf("dispatch: %v", err)
+		}
+		if len(ok.got) != 1 || ok.got[0] != webhooks.EventMessageChanged+` {"message_id": "m1"}` {
+			t.Fatalf("the subscriber got %q", ok.got)
+		}
+		// Dispatched once: a duplicate task gives it to nobody again.
+		if err := svc.Dispatch(ctx, bundle.org.ID, id, ok); err != nil || len(ok.got) != 1 {
+			t.Fatalf("a second dispatch: %v, %d consumed", err, len(ok.got))
+		}
+		// An internal event is not in the catalog: no webhook can take it.
+		if _, err := svc.Create(ctx, bundle.org.ID, webhooks.Input{Name: ptr("h"), URL: ptr("http://127.0.0.1:1/"),
+			Events: &[]string{webhooks.EventMessageChanged}}); err == nil {
+			t.Fatal("a webhook subscribed to an internal event")
+		}
+	})
+
 	t.Run("TheSweepRequeuesLostDispatchesAndForgetsOldEvents", func(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)
@@ -409,4 +448,18 @@ func TestOutbox(t *testing.T) {
 			t.Error("want the week-old dispatched event deleted, the others kept")
 		}
 	})
+}
+
+// subscriber records what it consumed, or fails with err.
+type subscriber struct {
+	err error
+	got []string
+}
+
+func (s *subscriber) Consume(_ context.Context, _ uuid.UUID, event string, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.got = append(s.got, event+" "+string(data))
+	return nil
 }

@@ -8,12 +8,13 @@ import (
 )
 
 // Jobs are the outbound webhooks' job handlers, which the worker
-// registers: an event's dispatch to the webhooks that listen, one delivery,
-// and the sweep of events whose dispatch was lost.
-func (s *Service) Jobs() []jobs.Handler {
+// registers: an event's dispatch to the subscribers (the framework's
+// projector) and the webhooks that listen, one delivery, and the sweep of
+// events whose dispatch was lost.
+func (s *Service) Jobs(subscribers ...Subscriber) []jobs.Handler {
 	return []jobs.Handler{
 		jobs.Handle(func(ctx context.Context, p jobs.WebhookDispatch) error {
-			return s.Dispatch(ctx, p.OrganizationID, p.EventID)
+			return s.Dispatch(ctx, p.OrganizationID, p.EventID, subscribers...)
 		}),
 		jobs.Handle(func(ctx context.Context, p jobs.WebhookDeliver) error {
 			return s.Deliver(ctx, p.OrganizationID, p.WebhookID, p.EventID, p.Attempt)

@@ -73,6 +73,20 @@ func (s *Service) Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, event 
 	return ev.ID, tx.WithContext(ctx).Create(&ev).Error
 }
 
+// Record records an internal event (one no webhook subscribes to, such as
+// EventMessageChanged) in the outbox inside tx, whether or not a webhook
+// listens: its Subscribers consume it when it is dispatched, at least once
+// (a lost dispatch task is enqueued again by SweepUndispatched). It returns
+// the event id to Publish after the commit.
+func (s *Service) Record(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, event string, data any) (uuid.UUID, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	ev := models.Event{ID: uuid.New(), OrganizationID: orgID, Event: event, Data: b, CreatedAt: s.now()}
+	return ev.ID, tx.WithContext(ctx).Create(&ev).Error
+}
+
 // EmitMany records one event per element of data inside tx, with one
 // statement, when at least one active webhook of the organization subscribes
 // to event (bulk changes: an import's created contacts). It returns the

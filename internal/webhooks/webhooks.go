@@ -41,6 +41,13 @@ const (
 	EventTest = "test"
 )
 
+// EventMessageChanged is an internal event, not in the Catalog (no webhook
+// subscribes to it): a message that a framework document projects
+// (models.Message.Projected) changed. Its data is {"message_id": core id};
+// the projector (a Subscriber, internal/wharfapp) reads the row itself, so
+// the events of one message may be applied in any order and more than once.
+const EventMessageChanged = "message.changed"
+
 // EventInfo describes a subscribable event.
 type EventInfo struct {
 	Event       string `json:"event"`

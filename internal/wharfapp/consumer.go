@@ -62,7 +62,10 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 }
 
 func (s *Service) applyOutcome(ctx context.Context, tx *gorm.DB, b inbound.StatusBatch, name string, o *statuses.Outcome) (func(context.Context), error) {
-	doc, err := s.frame.GetDoc(ctx, tx, b.OrganizationID, DoctypeMessage, name)
+	// Locked, as the projector locks it (projection.go): a status and the
+	// projection of the send's acceptance computed from the same old state
+	// would both move the document to sent, a change saved twice.
+	doc, err := s.frame.LockDoc(ctx, tx, b.OrganizationID, DoctypeMessage, name)
 	if err != nil {
 		return nil, err
 	}

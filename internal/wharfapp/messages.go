@@ -197,6 +197,11 @@ func (s *Service) queue(ctx context.Context, tx *gorm.DB, doc *docframe.Doc) err
 			doc.Set("content_type", "text")
 		}
 	}
+	// The document projects the core message from now on: its changes
+	// reach the document through the events outbox (projection.go).
+	if err := s.Messaging.Project(ctx, tx, orgID, id); err != nil {
+		return err
+	}
 	doc.Set("to", number)
 	doc.Set("status", StatusQueued)
 	doc.Set("core_message_id", id.String())

@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"gorm.io/gorm"
-
 	"wharf/internal/docframe"
 	"wharf/models"
 )
@@ -56,7 +54,7 @@ func (s *Service) sendMessage(ctx context.Context, c *docframe.Call) (any, error
 	return map[string]any{"message_id": msgID, "name": name, "status": status}, nil
 }
 
-// await waits for the send job's outcome and records it on the document
+// await waits for the send job's outcome and projects it on the document
 // (forward only, so a status webhook already applied is kept).
 func (s *Service) await(ctx context.Context, orgID uuid.UUID, name string, coreID uuid.UUID) (string, string) {
 	deadline := time.Now().Add(s.SendWait)
@@ -66,7 +64,14 @@ func (s *Service) await(ctx context.Context, orgID uuid.UUID, name string, coreI
 			return "", StatusQueued
 		}
 		if m.Status != models.StatusPending {
-			return s.settle(ctx, orgID, name, m)
+			// The projector does the same once the send's event is
+			// dispatched; doing it now answers what the document holds.
+			id, status, err := s.projectMessage(ctx, orgID, coreID)
+			if err != nil {
+				s.Log.Warn("send_message: cannot record the send's outcome", "name", name, "error", err)
+				return "", StatusQueued
+			}
+			return id, status
 		}
 		if time.Now().Add(delay).After(deadline) {
 			return "", StatusQueued
@@ -77,49 +82,6 @@ func (s *Service) await(ctx context.Context, orgID uuid.UUID, name string, coreI
 		case <-time.After(delay):
 		}
 	}
-}
-
-// settle records a core message's provider id and status on its Platform
-// Message and answers what the document then holds.
-func (s *Service) settle(ctx context.Context, orgID uuid.UUID, name string, m *models.Message) (string, string) {
-	var out [2]string
-	var publish func(context.Context)
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		doc, err := s.frame.GetDoc(ctx, tx, orgID, DoctypeMessage, name)
-		if err != nil {
-			return err
-		}
-		change := map[string]any{}
-		id := ""
-		if m.PlatformMessageID != nil {
-			id = *m.PlatformMessageID
-		}
-		if str(doc.Get("message_id")) == "" && id != "" {
-			change["message_id"] = id
-		}
-		status := str(doc.Get("status"))
-		if next := string(m.Status); forward(status, next) {
-			change["status"] = next
-			status = next
-			if next == StatusFailed {
-				change["error"] = m.ErrorTitle
-			}
-		}
-		out = [2]string{id, status}
-		if len(change) == 0 {
-			return nil
-		}
-		_, publish, err = s.frame.UpdateDocIn(ctx, tx, orgID, By, DoctypeMessage, name, change)
-		return err
-	})
-	if err != nil {
-		s.Log.Warn("send_message: cannot record the send's outcome", "name", name, "error", err)
-		return "", StatusQueued
-	}
-	if publish != nil {
-		publish(ctx)
-	}
-	return out[0], out[1]
 }
 
 // getMessageStatus answers a Platform Message's stored status by the
