@@ -35,6 +35,7 @@ func BenchmarkImportContacts10k(b *testing.B) {
 	cpu0 := s.cpu()
 	var total time.Duration
 	b.ResetTimer()
+	s.profile()
 	for it := 0; it < b.N; it++ {
 		start := time.Now()
 		res := s.importFile(b, files[it])
