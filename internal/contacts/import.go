@@ -3,8 +3,10 @@ package contacts
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 
 	"wharf/internal/webhooks"
@@ -36,34 +38,36 @@ type ImportCounts struct {
 	Created, Updated int
 }
 
-// Import writes checked contacts rows inside tx, set-based: the rows go
-// into a temporary table in one statement, then one INSERT creates the new
-// contacts (the contact_counts trigger counts them like any other insert),
-// one UPDATE changes the existing ones when update is true (only the
-// non-empty fields; a row with nothing to change is skipped), and two
-// statements create the unknown tags (gray) and link the tags. A tags cell
-// replaces an updated contact's tags. Rows must have distinct numbers.
+// CopyFunc copies rows into a table of tx's session with COPY FROM STDIN
+// (internal/dataops runs pgx's CopyFrom on the transaction's connection):
+// one round trip and no encoding to JSON and back for a file's rows.
+type CopyFunc func(ctx context.Context, table string, columns []string, rows [][]any) (int64, error)
+
+// Import writes checked contacts rows inside tx, set-based: the rows are
+// copied into a temporary staging table (copyRows, COPY), then one INSERT
+// creates the new contacts (the contact_counts trigger counts them like any
+// other insert), one UPDATE changes the existing ones when update is true
+// (only the non-empty fields; a row with nothing to change is skipped), and
+// two statements create the unknown tags (gray) and link the tags. A tags
+// cell replaces an updated contact's tags. Rows must have distinct numbers.
 // Created contacts get a contact.created event (source "import") when a
 // webhook listens; publish the returned ids after the commit.
-func (s *Service) Import(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, rows []ImportRow, update bool) (ImportCounts, []uuid.UUID, error) {
+func (s *Service) Import(ctx context.Context, tx *gorm.DB, copyRows CopyFunc, orgID uuid.UUID, rows []ImportRow, update bool) (ImportCounts, []uuid.UUID, error) {
 	var res ImportCounts
 	if len(rows) == 0 {
 		return res, nil, nil
 	}
-	doc, err := json.Marshal(rows)
-	if err != nil {
-		return res, nil, err
-	}
 	db := tx.WithContext(ctx)
 	if err := db.Exec(`CREATE TEMP TABLE import_contacts (n int, phone text, name text, account_id uuid, assigned_to uuid,
-		tags jsonb, id uuid, created boolean NOT NULL DEFAULT false) ON COMMIT DROP`).Error; err != nil {
+		tags text[], id uuid, created boolean NOT NULL DEFAULT false) ON COMMIT DROP`).Error; err != nil {
 		return res, nil, err
 	}
-	if err := db.Exec(`INSERT INTO import_contacts (n, phone, name, account_id, assigned_to, tags)
-		SELECT n, phone, COALESCE(name, ''), account_id, assigned_to, NULLIF(tags, 'null'::jsonb)
-		FROM jsonb_to_recordset(?::jsonb) AS r (n int, phone text, name text, account_id uuid, assigned_to uuid, tags jsonb)`,
-		string(doc)).Error; err != nil {
-		return res, nil, err
+	staged := make([][]any, len(rows))
+	for i, r := range rows {
+		staged[i] = []any{int32(r.Row), r.Phone, r.Name, optionalUUID(r.AccountID), optionalUUID(r.AssignedTo), r.Tags}
+	}
+	if _, err := copyRows(ctx, "import_contacts", []string{"n", "phone", "name", "account_id", "assigned_to", "tags"}, staged); err != nil {
+		return res, nil, fmt.Errorf("stage the import's rows: %w", err)
 	}
 	var created []struct {
 		ID        uuid.UUID
@@ -98,7 +102,7 @@ func (s *Service) Import(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, rows
 	}
 	if err := db.Exec(`INSERT INTO tags (organization_id, name, color)
 		SELECT DISTINCT ON (lower(t.name)) ?, t.name, 'gray'
-		FROM import_contacts i CROSS JOIN jsonb_array_elements_text(i.tags) WITH ORDINALITY AS t (name, k)
+		FROM import_contacts i CROSS JOIN unnest(i.tags) WITH ORDINALITY AS t (name, k)
 		WHERE i.id IS NOT NULL AND i.tags IS NOT NULL
 		ORDER BY lower(t.name), i.n, t.k
 		ON CONFLICT (organization_id, lower(name)) DO NOTHING`, orgID).Error; err != nil {
@@ -110,7 +114,7 @@ func (s *Service) Import(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, rows
 	}
 	if err := db.Exec(`INSERT INTO contact_tags (contact_id, tag_id)
 		SELECT DISTINCT i.id, g.id
-		FROM import_contacts i CROSS JOIN jsonb_array_elements_text(i.tags) AS t (name)
+		FROM import_contacts i CROSS JOIN unnest(i.tags) AS t (name)
 		JOIN tags g ON g.organization_id = ? AND lower(g.name) = lower(t.name)
 		WHERE i.id IS NOT NULL AND i.tags IS NOT NULL
 		ON CONFLICT DO NOTHING`, orgID).Error; err != nil {
@@ -122,6 +126,14 @@ func (s *Service) Import(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, rows
 	}
 	ids, err := s.webhooks.EmitMany(ctx, tx, orgID, webhooks.EventContactCreated, events)
 	return res, ids, err
+}
+
+// optionalUUID is a staged row's optional id: NULL when not given.
+func optionalUUID(id *uuid.UUID) pgtype.UUID {
+	if id == nil {
+		return pgtype.UUID{}
+	}
+	return pgtype.UUID{Bytes: *id, Valid: true}
 }
 
 // PublishCreated enqueues the dispatch of the contact.created events an

@@ -33,7 +33,7 @@ type Maskers interface {
 // Contacts writes an import's checked rows (internal/contacts owns the
 // contacts and tags tables, their counts and their events).
 type Contacts interface {
-	Import(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, rows []contacts.ImportRow, update bool) (contacts.ImportCounts, []uuid.UUID, error)
+	Import(ctx context.Context, tx *gorm.DB, copyRows contacts.CopyFunc, orgID uuid.UUID, rows []contacts.ImportRow, update bool) (contacts.ImportCounts, []uuid.UUID, error)
 	ImportTags(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, rows []contacts.TagImportRow, update bool) (contacts.ImportCounts, error)
 	PublishCreated(ctx context.Context, orgID uuid.UUID, eventIDs []uuid.UUID)
 }

@@ -224,10 +224,11 @@ func checkTags(f *csvFile, p plan, progress func(done int)) *checked {
 	return out
 }
 
-// write stores the checked rows inside tx and answers the counts.
-func (s *Service) write(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, table string, c *checked, update bool) (contacts.ImportCounts, []uuid.UUID, error) {
+// write stores the checked rows inside tx, which copyRows copies into
+// with COPY, and answers the counts.
+func (s *Service) write(ctx context.Context, tx *gorm.DB, copyRows contacts.CopyFunc, orgID uuid.UUID, table string, c *checked, update bool) (contacts.ImportCounts, []uuid.UUID, error) {
 	if table == "contacts" {
-		return s.contacts.Import(ctx, tx, orgID, c.contacts, update)
+		return s.contacts.Import(ctx, tx, copyRows, orgID, c.contacts, update)
 	}
 	n, err := s.contacts.ImportTags(ctx, tx, orgID, c.tags, update)
 	return n, nil, err

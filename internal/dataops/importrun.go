@@ -2,6 +2,7 @@ package dataops
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,10 +11,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"wharf/internal/apperr"
+	"wharf/internal/contacts"
 	"wharf/internal/tenant"
 	"wharf/models"
 )
@@ -91,37 +95,39 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 	report(models.ImportRunning, len(f.records))
 	var events []uuid.UUID
 	created := 0
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var locked models.ImportJob
-		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "status").
-			Where("organization_id = ?", orgID).Take(&locked, "id = ?", id).Error; err != nil {
-			return err
-		}
-		if locked.Status == models.ImportDone {
-			return nil // another run finished it meanwhile
-		}
-		// The contacts' trigram index takes the new rows into its pending
-		// list and merges them later (its fastupdate), instead of inserting
-		// each row's trigrams now: the default 4 MB list fills a few
-		// thousand rows into a 10,000-row import.
-		if err := tx.Exec(`SET LOCAL gin_pending_list_limit = '64MB'`).Error; err != nil {
-			return err
-		}
-		n, ids, err := s.write(ctx, tx, orgID, t.name, c, job.UpdateOnDuplicate)
-		if err != nil {
-			return err
-		}
-		events, created = ids, n.Created
-		valid := len(c.contacts) + len(c.tags)
-		res := ImportResult{Created: n.Created, Updated: n.Updated, Skipped: c.duplicates + valid - n.Created - n.Updated,
-			Errors: c.errors}
-		res.Messages, res.RedactedMessages = c.msgs.final()
-		b, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		return tx.Model(&models.ImportJob{}).Where("id = ?", id).Updates(map[string]any{"status": models.ImportDone,
-			"result": b, "file": nil, "processed_rows": len(f.records), "finished_at": time.Now(), "error": ""}).Error
+	err = s.withCopy(ctx, func(conn *gorm.DB, copyRows contacts.CopyFunc) error {
+		return conn.Transaction(func(tx *gorm.DB) error {
+			var locked models.ImportJob
+			if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id", "status").
+				Where("organization_id = ?", orgID).Take(&locked, "id = ?", id).Error; err != nil {
+				return err
+			}
+			if locked.Status == models.ImportDone {
+				return nil // another run finished it meanwhile
+			}
+			// The contacts' trigram index takes the new rows into its pending
+			// list and merges them later (its fastupdate), instead of inserting
+			// each row's trigrams now: the default 4 MB list fills a few
+			// thousand rows into a 10,000-row import.
+			if err := tx.Exec(`SET LOCAL gin_pending_list_limit = '64MB'`).Error; err != nil {
+				return err
+			}
+			n, ids, err := s.write(ctx, tx, copyRows, orgID, t.name, c, job.UpdateOnDuplicate)
+			if err != nil {
+				return err
+			}
+			events, created = ids, n.Created
+			valid := len(c.contacts) + len(c.tags)
+			res := ImportResult{Created: n.Created, Updated: n.Updated, Skipped: c.duplicates + valid - n.Created - n.Updated,
+				Errors: c.errors}
+			res.Messages, res.RedactedMessages = c.msgs.final()
+			b, err := json.Marshal(res)
+			if err != nil {
+				return err
+			}
+			return tx.Model(&models.ImportJob{}).Where("id = ?", id).Updates(map[string]any{"status": models.ImportDone,
+				"result": b, "file": nil, "processed_rows": len(f.records), "finished_at": time.Now(), "error": ""}).Error
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -132,6 +138,33 @@ func (s *Service) RunImport(ctx context.Context, orgID, id uuid.UUID, out io.Wri
 	s.contacts.PublishCreated(ctx, orgID, events)
 	s.announce(ctx, orgID, job, models.ImportDone, len(f.records))
 	return s.finish(ctx, orgID, id, out)
+}
+
+// withCopy runs f on one connection of the pool, with a CopyFunc that
+// copies rows over that same connection (pgx's CopyFrom under
+// database/sql), so that a transaction f begins on conn can COPY into its
+// own temporary tables.
+func (s *Service) withCopy(ctx context.Context, f func(conn *gorm.DB, copyRows contacts.CopyFunc) error) error {
+	return s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		sc, ok := conn.Statement.ConnPool.(*sql.Conn)
+		if !ok {
+			return fmt.Errorf("import: the connection is a %T, not a *sql.Conn", conn.Statement.ConnPool)
+		}
+		copyRows := func(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
+			var n int64
+			err := sc.Raw(func(dc any) error {
+				pc, ok := dc.(*stdlib.Conn)
+				if !ok {
+					return fmt.Errorf("import: the driver's connection is a %T, not pgx's", dc)
+				}
+				var err error
+				n, err = pc.Conn().CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+				return err
+			})
+			return n, err
+		}
+		return f(conn, copyRows)
+	})
 }
 
 // finish answers a done import's stored result and writes it to out.
