@@ -424,3 +424,142 @@ func TestBigImportRefreshesContactStatistics(t *testing.T) {
 		t.Fatalf("%d pending pages left in the trigram index", pending)
 	}
 }
+
+// A contacts file is written a chunk at a time while the next chunk is
+// checked (one chunk per 2,500 rows): a number that repeats a row of an
+// earlier chunk is skipped, a tag takes its first spelling in the file
+// whichever chunk has it, an existing contact is updated whichever chunk
+// has its row, and every chunk's rows are counted and linked to their tags.
+func TestImportContactsAcrossChunks(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	existing := b.f.Contact(b.org.ID, nil, func(c *models.Contact) { c.PhoneNumber = "+15550305000" }) // row 5002, chunk 3
+	var file strings.Builder
+	file.WriteString("phone_number,name,tags\n")
+	for i := 0; i < 6000; i++ {
+		tags := "all"
+		switch i {
+		case 100:
+			tags = "all, Gold" // the first Gold
+		case 2600:
+			tags = "GOLD, Silver" // chunk 2: Gold is known, Silver is new
+		case 5100:
+			tags = "silver, bronze, BRONZE" // chunk 3: later spellings; bronze comes first in its cell
+		}
+		fmt.Fprintf(&file, "+1555030%04d,C%d,\"%s\"\n", i, i, tags)
+	}
+	fmt.Fprintf(&file, "+15550300001,Again,\n") // row 6002: row 3's number, in the last chunk
+	res := b.run(t, b.org.ID, "contacts", file.String(), nil, true)
+	wantResult(t, res, 5999, 1, 1, 0, `row 6002: phone_number: +15550300001 repeats row 3; skipped`)
+	var names []string
+	if err := b.f.DB.Raw(`SELECT name FROM tags WHERE organization_id = ? ORDER BY lower(name)`, b.org.ID).Scan(&names).Error; err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names, ","); got != "all,bronze,Gold,Silver" {
+		t.Fatalf("tags %q, want all,bronze,Gold,Silver (their first spellings)", got)
+	}
+	var c models.Contact
+	if err := b.f.DB.Take(&c, "organization_id = ? AND phone_number = ?", b.org.ID, "+15550302600").Error; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.tagsOf(t, c.ID); got != "Gold,Silver" {
+		t.Fatalf("row 2602's tags %q", got)
+	}
+	var updated models.Contact
+	if err := b.f.DB.Take(&updated, "id = ?", existing.ID).Error; err != nil || updated.Name != "C5000" || b.tagsOf(t, existing.ID) != "all" {
+		t.Fatalf("existing contact %+v (tags %q), %v", updated, b.tagsOf(t, existing.ID), err)
+	}
+	if n := b.f.Count("contact_tags", "contact_id IN (SELECT id FROM contacts WHERE organization_id = ?)", b.org.ID); n != 6000+3 {
+		t.Fatalf("%d contact tags, want 6,003", n)
+	}
+	if n := b.contactCount(t, b.org.ID); n != 6000 {
+		t.Fatalf("contact_counts says %d, want 6,000", n)
+	}
+}
+
+// A row that fails in the merge (here a trigger refuses one number of the
+// last chunk; a deleted account or user would do the same) fails the whole
+// import: the chunks written before it are rolled back with it, nothing is
+// counted, and the import stays to be retried, which then writes it all.
+func TestImportFailingInALaterChunkWritesNothing(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	if err := b.f.DB.Exec(`CREATE FUNCTION refuse_number() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.phone_number = '+15550405500' THEN RAISE EXCEPTION 'refused in the merge'; END IF;
+			RETURN NEW;
+		END $$`).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.f.DB.Exec(`CREATE TRIGGER refuse_number BEFORE INSERT ON contacts FOR EACH ROW EXECUTE FUNCTION refuse_number()`).Error; err != nil {
+		t.Fatal(err)
+	}
+	var file strings.Builder
+	file.WriteString("phone_number,tags\n")
+	for i := 0; i < 6000; i++ {
+		fmt.Fprintf(&file, "+1555040%04d,t%d\n", i, i%3)
+	}
+	id := b.stage(t, b.org.ID, "contacts", file.String(), nil, false)
+	if _, err := b.s.RunImport(context.Background(), b.org.ID, id, io.Discard); err == nil || !strings.Contains(err.Error(), "refused in the merge") {
+		t.Fatalf("run: %v, want the merge's error", err)
+	}
+	if n := b.f.Count("contacts", "organization_id = ?", b.org.ID); n != 0 {
+		t.Fatalf("%d contacts written by a failed import", n)
+	}
+	if n := b.f.Count("tags", "organization_id = ?", b.org.ID); n != 0 {
+		t.Fatalf("%d tags written by a failed import", n)
+	}
+	if n := b.contactCount(t, b.org.ID); n != 0 {
+		t.Fatalf("contact_counts says %d after a failed import", n)
+	}
+	job, err := b.s.ImportJobOf(context.Background(), b.org.ID, id)
+	if err != nil || job.Status != models.ImportRunning || job.Result != nil {
+		t.Fatalf("job %+v, %v", job, err)
+	}
+	if err := b.f.DB.Exec(`DROP TRIGGER refuse_number ON contacts`).Error; err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.s.RunImport(context.Background(), b.org.ID, id, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, res, 6000, 0, 0, 0)
+	if n := b.contactCount(t, b.org.ID); n != 6000 {
+		t.Fatalf("contact_counts says %d, want 6,000", n)
+	}
+}
+
+// Two runs of one import at once (a second delivery while the first is
+// still writing) take turns: both answer the one result, and the rows are
+// written and counted once.
+func TestImportConcurrentRunsCountOnce(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	var file strings.Builder
+	file.WriteString("phone_number,tags\n")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&file, "+1555050%04d,t%d\n", i, i%3)
+	}
+	id := b.stage(t, b.org.ID, "contacts", file.String(), nil, true)
+	results := make(chan *dataops.ImportResult, 2)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			res, err := b.s.RunImport(context.Background(), b.org.ID, id, io.Discard)
+			results <- res
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		wantResult(t, <-results, 5000, 0, 0, 0)
+	}
+	if n := b.contactCount(t, b.org.ID); n != 5000 {
+		t.Fatalf("contact_counts says %d, want 5,000", n)
+	}
+	if n := b.f.Count("contact_tags", "contact_id IN (SELECT id FROM contacts WHERE organization_id = ?)", b.org.ID); n != 5000 {
+		t.Fatalf("%d contact tags, want 5,000", n)
+	}
+}
