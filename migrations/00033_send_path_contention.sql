@@ -6,7 +6,9 @@
 -- template sends, oldest first. On messages_queued (created_at, every
 -- organization) it walked the queued sends of every other organization
 -- before its own; with the organization first it reads only its own. The
--- sweep of lost sends (every organization) keeps messages_queued.
+-- sweep of lost sends (every organization, every type) keeps
+-- messages_queued; this index holds template sends only, so that the
+-- sweep's plan cannot pick it (TestSweepsUseTheirIndexes).
 --
 -- contact_counts: a new contact adds to one of 64 count rows of its
 -- organization and account, and holds that row's lock until its
@@ -19,7 +21,7 @@
 -- +goose Up
 DROP INDEX CONCURRENTLY IF EXISTS messages_queued_org;
 CREATE INDEX CONCURRENTLY messages_queued_org ON messages (organization_id, created_at)
-    WHERE status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL;
+    WHERE status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL AND type = 'template';
 
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION contact_counts_track_rows() RETURNS trigger LANGUAGE plpgsql AS $$
