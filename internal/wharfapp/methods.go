@@ -23,7 +23,9 @@ func (s *Service) Methods() []docframe.Method {
 // needs create on Platform Message) and waits up to SendWait for the send
 // job: the answer's status is sent once the provider accepted it, failed
 // when it refused it, else Queued with an empty message_id (the document
-// follows the statuses later).
+// follows the statuses later). The answer tells what became of the send,
+// not how far the statuses went: a delivered or read applied before the
+// wait ended is on the document, and the answer still says sent.
 func (s *Service) sendMessage(ctx context.Context, c *docframe.Call) (any, error) {
 	if err := s.Ensure(ctx, c.OrganizationID); err != nil {
 		return nil, err
@@ -70,6 +72,9 @@ func (s *Service) await(ctx context.Context, orgID uuid.UUID, name string, coreI
 			if err != nil {
 				s.Log.Warn("send_message: cannot record the send's outcome", "name", name, "error", err)
 				return "", StatusQueued
+			}
+			if status != StatusFailed && status != StatusQueued && status != "" {
+				status = StatusSent
 			}
 			return id, status
 		}

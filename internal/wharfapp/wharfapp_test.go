@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -311,5 +312,53 @@ func TestStatusesMirror(t *testing.T) {
 	}
 	if after := e.f.Count("messages", "organization_id = ?", e.org.ID); after != before {
 		t.Fatalf("a refused send stored a message (%d → %d)", before, after)
+	}
+}
+
+// TestSendMessageAnswersTheSend: send_message answers sent once the
+// provider accepted the send, also when the statuses went further (read)
+// before its wait ended; the document holds the furthest status.
+func TestSendMessageAnswersTheSend(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.account(t, "Main", map[string]any{"is_default_outgoing": 1})
+	type answer struct {
+		out any
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		out, err := e.frame.CallMethod(ctx, "wharf.api.send_message", "POST", &docframe.Call{Actor: e.admin, OrganizationID: e.org.ID,
+			Args: map[string]any{"to": "+15550004444", "message": "hi"}})
+		done <- answer{out, err}
+	}()
+	// The queued core message; then, at once, accepted and already read
+	// (the worker sent it and the provider's statuses came in quickly).
+	var coreID string
+	deadline := time.Now().Add(5 * time.Second)
+	for coreID == "" && time.Now().Before(deadline) {
+		e.f.DB.Raw(`SELECT id FROM messages WHERE organization_id = ? AND status = 'pending'`, e.org.ID).Scan(&coreID)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if coreID == "" {
+		t.Fatal("no queued core message")
+	}
+	if err := e.f.DB.Exec(`UPDATE messages SET status = 'read', platform_message_id = 'wamid.fast' WHERE id = ?`, coreID).Error; err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	got := a.out.(map[string]any)
+	if got["status"] != wharfapp.StatusSent || got["message_id"] != "wamid.fast" {
+		t.Fatalf("send_message answered %v, want sent with wamid.fast", got)
+	}
+	doc, err := e.frame.GetDoc(ctx, nil, e.org.ID, wharfapp.DoctypeMessage, got["name"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Get("status") != wharfapp.StatusRead || doc.Get("message_id") != "wamid.fast" {
+		t.Fatalf("document %v, want read with wamid.fast", doc.Fields)
 	}
 }
