@@ -100,10 +100,13 @@ const MessageSendMaxRetry = 8
 // tries on its row (messages.send_attempts), so it has the same bound.
 const MessageSendAttempts = MessageSendMaxRetry + 1
 
-// MessageSend sends one queued outbound message (template sends).
+// MessageSend sends one queued outbound message (template sends), and With,
+// the messages queued in the same commit (a group of concurrent API sends:
+// one task for up to messaging.QueuedBatch of them).
 type MessageSend struct {
-	OrganizationID uuid.UUID `json:"organization_id"`
-	MessageID      uuid.UUID `json:"message_id"`
+	OrganizationID uuid.UUID   `json:"organization_id"`
+	MessageID      uuid.UUID   `json:"message_id"`
+	With           []uuid.UUID `json:"with,omitempty"`
 }
 
 // TaskType implements Payload.

@@ -2,6 +2,7 @@ package contacts
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -82,6 +83,75 @@ SELECT contact.*, (SELECT id FROM event) AS event_id FROM contact`
 		return &row.Contact, uuid.Nil, nil
 	}
 	return &row.Contact, *row.EventID, nil
+}
+
+// NewContact is one number of FindOrCreateEachAnd: the account a new
+// contact takes (also set on an existing contact that has none).
+type NewContact struct {
+	Number    string // E.164
+	AccountID *uuid.UUID
+}
+
+// FindOrCreateEachAnd is FindOrCreateAnd for several distinct numbers of
+// one organization in one statement (a group commit of concurrent sends):
+// and reads the contacts as the CTE contact (its phone_number and id), and
+// each new contact's contact.created event is recorded when a webhook
+// takes it. It answers the contacts by number, and the created events' ids
+// to publish after the commit. Rows are inserted in number order, so that
+// two such statements lock the same contacts in the same order.
+func (s *Service) FindOrCreateEachAnd(ctx context.Context, orgID uuid.UUID, in []NewContact, source, and string, args ...any) (map[string]*models.Contact, []uuid.UUID, error) {
+	type input struct {
+		ID        uuid.UUID       `json:"id"`
+		Number    string          `json:"number"`
+		AccountID *uuid.UUID      `json:"account_id"`
+		Event     json.RawMessage `json:"event"`
+	}
+	rows := make([]input, len(in))
+	for i, c := range in {
+		// A new contact's id is chosen here (used only if the row is
+		// inserted), so its event is known before the statement.
+		id := uuid.New()
+		ev, err := json.Marshal(CreatedEvent{ContactID: id, PhoneNumber: c.Number, AccountID: c.AccountID, Source: source})
+		if err != nil {
+			return nil, nil, err
+		}
+		rows[i] = input{ID: id, Number: c.Number, AccountID: c.AccountID, Event: ev}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	ev, evArgs := s.webhooks.EmitEachStatement(orgID, webhooks.EventContactCreated,
+		`SELECT input.event AS data FROM input JOIN contact ON contact.id = input.id WHERE contact.inserted`)
+	q := `WITH input AS (
+SELECT * FROM jsonb_to_recordset(CAST(? AS jsonb)) AS x(id uuid, number text, account_id uuid, event jsonb)),
+contact AS (
+INSERT INTO contacts (id, organization_id, phone_number, account_id, profile_name, metadata)
+SELECT id, ?, number, account_id, '', '{}'::jsonb FROM input ORDER BY number
+ON CONFLICT (organization_id, phone_number) DO UPDATE SET
+    account_id = COALESCE(contacts.account_id, EXCLUDED.account_id)
+RETURNING *, (xmax = 0) AS inserted),
+chained AS (` + and + `),
+event AS (` + ev + `)
+SELECT contact.*, event.id AS event_id FROM contact
+LEFT JOIN event ON contact.inserted AND event.data ->> 'contact_id' = contact.id::text`
+	all := append(append([]any{string(b), orgID}, args...), evArgs...)
+	var found []struct {
+		models.Contact
+		EventID *uuid.UUID
+	}
+	if err := s.db.WithContext(ctx).Raw(q, all...).Scan(&found).Error; err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]*models.Contact, len(found))
+	var events []uuid.UUID
+	for i := range found {
+		out[found[i].PhoneNumber] = &found[i].Contact
+		if found[i].EventID != nil {
+			events = append(events, *found[i].EventID)
+		}
+	}
+	return out, events, nil
 }
 
 // FindOrCreate returns the contact with this phone number, creating it (and

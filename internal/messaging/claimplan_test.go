@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"wharf/internal/messaging"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
@@ -45,9 +47,17 @@ func TestClaimsReadOnlyTheirRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := svc.ExplainClaimBatch(ctx, org.ID, q.MessageID, messaging.QueuedBatch-1)
+	plan, err := svc.ExplainClaimBatch(ctx, org.ID, q.MessageID, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A task of a group (its payload's With) claims its messages by id too.
+	with, err := svc.ExplainClaimBatch(ctx, org.ID, q.MessageID, []uuid.UUID{uuid.New(), uuid.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(with, `"messages_org_created"`) || !strings.Contains(with, `"messages_pkey"`) {
+		t.Errorf("the claim of a group's task does not read its rows by primary key:\n%s", with)
 	}
 	if strings.Contains(plan, `"messages_org_created"`) || !strings.Contains(plan, `"messages_pkey"`) {
 		t.Errorf("the claim does not read its rows by primary key:\n%s", plan)

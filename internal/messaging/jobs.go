@@ -12,7 +12,7 @@ import (
 func (s *Service) Jobs() []jobs.Handler {
 	return []jobs.Handler{
 		jobs.Handle(func(ctx context.Context, p jobs.MessageSend) error {
-			return s.SendQueuedBatch(ctx, p.OrganizationID, p.MessageID, jobs.LastAttempt(ctx))
+			return s.SendQueuedBatch(ctx, p.OrganizationID, p.MessageID, p.With, jobs.LastAttempt(ctx))
 		}),
 		jobs.Handle(func(ctx context.Context, p jobs.MediaFetch) error {
 			return s.FetchMedia(ctx, p.OrganizationID, p.MessageID, jobs.LastAttempt(ctx))

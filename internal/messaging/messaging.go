@@ -77,6 +77,9 @@ type Service struct {
 	claimSQL      string
 	claimBatchSQL string
 	claimErr      error
+
+	// groups gathers concurrent template sends by number (queuegroup.go).
+	groups sendGroups
 }
 
 // Deps are the collaborators of the messaging domain.

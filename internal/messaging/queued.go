@@ -109,28 +109,18 @@ func (s *Service) QueueTemplate(ctx context.Context, orgID uuid.UUID, actor Acto
 	m.Content.V = map[string]any{"template_id": tmpl.ID, "template_name": tmpl.Name, "language": tmpl.Language,
 		"params": params, "text": templates.Describe(tmpl, in.Params)}
 	// A contact found or created and its message are written in one
-	// statement (FindOrCreateAnd): one commit per send instead of two, no
-	// contact left behind by a send that could not be stored, and the
-	// contact-count row a new contact locks is held for no further round trip.
-	var created uuid.UUID
+	// statement: one commit per send instead of two, no contact left behind
+	// by a send that could not be stored, and the contact-count row a new
+	// contact locks is held for no further round trip. Sends by number are
+	// written in groups with the concurrent ones (queuegroup.go).
 	if contact != nil {
 		m.ContactID = contact.ID
-		err = s.db.WithContext(ctx).Create(&m).Error
-	} else {
-		contact, created, err = s.contacts.FindOrCreateAnd(ctx, orgID, number, &account.ID, "send",
-			`INSERT INTO messages (id, organization_id, contact_id, account_id, direction, type, status, template_name,
-				template_id, sent_by, api_key_id, occurred_at, content)
-			VALUES (?, ?, (SELECT id FROM contact), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)`,
-			m.ID, m.OrganizationID, m.AccountID, m.Direction, m.Type, m.Status, m.TemplateName,
-			m.TemplateID, m.SentBy, m.APIKeyID, m.OccurredAt, m.Content)
-	}
-	if err != nil {
+		if err := s.db.WithContext(ctx).Create(&m).Error; err != nil {
+			return nil, err
+		}
+		s.enqueueSends(ctx, orgID, []uuid.UUID{m.ID})
+	} else if contact, err = s.queueInGroup(ctx, m, number); err != nil {
 		return nil, err
-	}
-	s.webhooks.Publish(ctx, orgID, created)
-	if _, err := s.enq.Enqueue(ctx, jobs.MessageSend{OrganizationID: orgID, MessageID: m.ID}); err != nil && !errors.Is(err, jobs.ErrDuplicate) {
-		// The sweeper enqueues pending messages whose task is missing.
-		s.log.Warn("cannot enqueue a template send; the sweeper will retry", "message_id", m.ID, "error", err)
 	}
 	return &Queued{MessageID: m.ID, PhoneNumber: contact.PhoneNumber, Status: models.StatusPending, TemplateName: tmpl.Name}, nil
 }
@@ -381,12 +371,15 @@ func (s *Service) claimStatements() error {
 		// guessing a handful of rows for the organization, read every
 		// message of the organization through messages_org_created
 		// (docs/BENCHMARKS.md, "API template sends").
+		// @with are the messages queued with the task's own (its payload's
+		// With): claimed by id like the own message, the mates fill the rest.
 		s.claimBatchSQL = `WITH mates AS (
 		SELECT id FROM messages
 		WHERE status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL
 		  AND organization_id = @org AND type = 'template' AND platform_message_id IS NULL AND id <> @id
+		  AND id <> ALL (CAST(@with AS uuid[]))
 		ORDER BY created_at LIMIT @n FOR UPDATE SKIP LOCKED),
-		ids AS (SELECT id FROM mates UNION ALL SELECT CAST(@id AS uuid)),
+		ids AS (SELECT id FROM mates UNION ALL SELECT CAST(@id AS uuid) UNION ALL SELECT unnest(CAST(@with AS uuid[]))),
 		claimed AS (
 		UPDATE messages SET send_started_at = now(), send_attempts = send_attempts + 1, updated_at = now()
 		FROM ids

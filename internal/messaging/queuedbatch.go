@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,8 +47,8 @@ const QueuedBatch = 16
 // (send_attempts, at each claim; a rate-limit wait gives its claim back): a
 // transient error fails any message of the batch that reached
 // jobs.MessageSendAttempts, the bound its own task would have set.
-func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, lastAttempt bool) error {
-	rows, err := s.claimBatch(ctx, orgID, id, QueuedBatch-1)
+func (s *Service) SendQueuedBatch(ctx context.Context, orgID, id uuid.UUID, with []uuid.UUID, lastAttempt bool) error {
+	rows, err := s.claimBatch(ctx, orgID, id, with)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
@@ -195,13 +196,14 @@ func (s *Service) sendLater(ctx context.Context, orgID uuid.UUID, l laterSend) {
 
 // claimBatch claims the message id and up to n other queued template
 // sends of the organization (claimBatchSQL).
-func (s *Service) claimBatch(ctx context.Context, orgID, id uuid.UUID, n int) ([]claimed, error) {
+func (s *Service) claimBatch(ctx context.Context, orgID, id uuid.UUID, with []uuid.UUID) ([]claimed, error) {
 	if err := s.claimStatements(); err != nil {
 		return nil, err
 	}
+	with = dedupeWith(id, with)
 	var rows []claimed
-	err := s.db.WithContext(ctx).Raw(s.claimBatchSQL, map[string]any{"org": orgID, "id": id, "n": n,
-		"outgoing": webhooks.EventMessageOutgoing, "sent": webhooks.EventMessageSent}).Scan(&rows).Error
+	err := s.db.WithContext(ctx).Raw(s.claimBatchSQL, map[string]any{"org": orgID, "id": id, "with": uuidArray(with),
+		"n": max(0, QueuedBatch-1-len(with)), "outgoing": webhooks.EventMessageOutgoing, "sent": webhooks.EventMessageSent}).Scan(&rows).Error
 	return rows, err
 }
 
@@ -333,4 +335,29 @@ func (s *Service) publishSent(ctx context.Context, orgID uuid.UUID, sends []queu
 		q.m.PlatformMessageID, q.m.Status, q.m.SentAt = &pid, models.StatusSent, &now
 		s.live.Publish(ctx, orgID, messageEvent(q.m, q.c, holders[q.c.ID]))
 	}
+}
+
+// dedupeWith drops from with the task's own id and repeated ids, and keeps
+// at most QueuedBatch-1 of them (a payload is not trusted to be well
+// formed: a message claimed twice in one statement would be an error).
+func dedupeWith(id uuid.UUID, with []uuid.UUID) []uuid.UUID {
+	seen := map[uuid.UUID]bool{id: true}
+	out := make([]uuid.UUID, 0, len(with))
+	for _, w := range with {
+		if !seen[w] && len(out) < QueuedBatch-1 {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// uuidArray is ids as a PostgreSQL array literal ({a,b}), for CAST(? AS
+// uuid[]): a Go slice would be expanded into a list by gorm.
+func uuidArray(ids []uuid.UUID) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = id.String()
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }

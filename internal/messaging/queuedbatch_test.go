@@ -169,7 +169,7 @@ func TestQueuedBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := svc.SendQueuedBatch(ctx, bundle.org.ID, ids[2], false); err != nil {
+		if err := svc.SendQueuedBatch(ctx, bundle.org.ID, ids[2], nil, false); err != nil {
 			t.Fatal(err)
 		}
 		for i, id := range ids {
@@ -189,7 +189,7 @@ func TestQueuedBatch(t *testing.T) {
 		}
 		// The other messages' own tasks find them sent: no second request.
 		for _, id := range ids {
-			if err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, false); err != nil {
+			if err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, nil, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -219,7 +219,7 @@ func TestQueuedBatch(t *testing.T) {
 			ids[n] = queue(t, svc, bundle, bundle.org.ID, "+155501070"+n)
 		}
 		before := sendTasks(t, bundle.queue)
-		if err := svc.SendQueuedBatch(ctx, bundle.org.ID, ids["01"], false); err != nil {
+		if err := svc.SendQueuedBatch(ctx, bundle.org.ID, ids["01"], nil, false); err != nil {
 			t.Fatalf("the task of an accepted send: %v", err)
 		}
 		for n := range ids {
@@ -249,7 +249,7 @@ func TestQueuedBatch(t *testing.T) {
 		// the throttled send goes out again, and is accepted; the unknown
 		// one is not resent.
 		for _, id := range ids {
-			if err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, false); err != nil {
+			if err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, nil, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -275,7 +275,7 @@ func TestQueuedBatch(t *testing.T) {
 		svc, bundle := setup(t, fp)
 		id := queue(t, svc, bundle, bundle.org.ID, "+15550108001")
 		before := sendTasks(t, bundle.queue)
-		err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, false)
+		err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, nil, false)
 		if rl, ok := jobs.IsRateLimited(err); !ok || rl.RetryAfter < 3*time.Second {
 			t.Fatalf("own send throttled: %v; want a rate-limited retry after the provider's wait", err)
 		}
@@ -303,7 +303,7 @@ func TestQueuedBatch(t *testing.T) {
 			ids = append(ids, queue(t, svc, bundle, bundle.org.ID, fmt.Sprintf("+1555010900%d", i)))
 		}
 		dead := make(chan error, 1)
-		go func() { dead <- svc.SendQueuedBatch(ctx, bundle.org.ID, ids[0], false) }()
+		go func() { dead <- svc.SendQueuedBatch(ctx, bundle.org.ID, ids[0], nil, false) }()
 		deadline := time.Now().Add(10 * time.Second)
 		for fp.total() < len(ids) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
@@ -317,7 +317,7 @@ func TestQueuedBatch(t *testing.T) {
 		fp.hold = nil
 		fp.mu.Unlock()
 		for _, id := range append(ids, late) {
-			if err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, true); err != nil {
+			if err := svc.SendQueuedBatch(ctx, bundle.org.ID, id, nil, true); err != nil {
 				t.Fatal(err)
 			}
 			if err := svc.SendQueued(ctx, bundle.org.ID, id, true); err != nil {
@@ -361,7 +361,7 @@ func TestQueuedBatch(t *testing.T) {
 		for i := range 3 {
 			ids = append(ids, queue(t, svc, bundle, bundle.org.ID, fmt.Sprintf("+1555011000%d", i)))
 		}
-		if err := svc.SendQueuedBatch(ctx, bundle.org.ID, ids[0], false); err != nil {
+		if err := svc.SendQueuedBatch(ctx, bundle.org.ID, ids[0], nil, false); err != nil {
 			t.Fatal(err)
 		}
 		for i, id := range ids {
@@ -421,7 +421,7 @@ func TestQueuedBatch(t *testing.T) {
 			}
 			return out
 		}
-		if err := svc.SendQueuedBatch(ctx, org, plain, false); err != nil {
+		if err := svc.SendQueuedBatch(ctx, org, plain, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		if m := reload(t, bundle.f.DB, accepted); m.Status != models.StatusSent || m.PlatformMessageID == nil {
@@ -484,7 +484,7 @@ func TestQueuedBatch(t *testing.T) {
 		waits := queue(t, svc, bundle, org, "+15550112003")
 		own := queue(t, svc, bundle, org, "+15550112001")
 		for range jobs.MessageSendAttempts + 6 {
-			if err := svc.SendQueuedBatch(ctx, org, own, false); err != nil {
+			if err := svc.SendQueuedBatch(ctx, org, own, nil, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -514,7 +514,7 @@ func TestQueuedBatch(t *testing.T) {
 				tasks[flaky], jobs.MessageSendAttempts)
 		}
 		for _, id := range []uuid.UUID{flaky, waits} {
-			if err := svc.SendQueuedBatch(ctx, org, id, false); err != nil {
+			if err := svc.SendQueuedBatch(ctx, org, id, nil, false); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -55,6 +55,20 @@ func (s *Service) EmitStatement(orgID uuid.UUID, event string, data any, cond st
 	return stmt, []any{id, orgID, event, string(b), s.now(), orgID, event}, nil
 }
 
+// EmitEachStatement is EmitStatement for several rows of one statement: it
+// records one event per row of source (SQL over the caller's CTEs, without
+// placeholders, giving a jsonb column named data) when an active webhook of
+// the organization subscribes to event, and returns each event's id and
+// data (RETURNING id, data): publish the ids after the commit.
+func (s *Service) EmitEachStatement(orgID uuid.UUID, event, source string) (stmt string, args []any) {
+	stmt = `INSERT INTO events (id, organization_id, event, data, created_at)
+		SELECT gen_random_uuid(), ?, ?, src.data, ? FROM (` + source + `) src
+		WHERE EXISTS (SELECT 1 FROM webhooks
+			WHERE organization_id = ? AND is_active AND events @> jsonb_build_array(?::text))
+		RETURNING id, data`
+	return stmt, []any{orgID, event, s.now(), orgID, event}
+}
+
 // Emit records an event in the outbox inside tx, when at least one active
 // webhook of the organization subscribes to it; it returns the event id to
 // Publish after the commit (uuid.Nil when nobody listens).
