@@ -372,14 +372,25 @@ func (s *Service) claimStatements() error {
 		// message of the organization through messages_org_created
 		// (docs/BENCHMARKS.md, "API template sends").
 		// @with are the messages queued with the task's own (its payload's
-		// With): claimed by id like the own message, the mates fill the rest.
-		s.claimBatchSQL = `WITH mates AS (
+		// With): taken by id like the own message, the mates fill the rest.
+		// Every row is locked with SKIP LOCKED, the task's own too: a row
+		// another claim holds is that claim's to send, and a claim that
+		// waited for one while holding others could deadlock with it (two
+		// groups' tasks each taking the other's messages as mates waited
+		// for deadlock_timeout, a second, in BenchmarkTemplateSendsAPIKey).
+		s.claimBatchSQL = `WITH mine AS (
+		SELECT id FROM messages
+		WHERE id IN (SELECT CAST(@id AS uuid) UNION ALL SELECT unnest(CAST(@with AS uuid[])))
+		  AND organization_id IS NOT DISTINCT FROM @org AND status = 'pending' AND send_started_at IS NULL
+		  AND platform_message_id IS NULL
+		FOR UPDATE SKIP LOCKED),
+		mates AS (
 		SELECT id FROM messages
 		WHERE status = 'pending' AND direction = 'outgoing' AND send_started_at IS NULL
 		  AND organization_id = @org AND type = 'template' AND platform_message_id IS NULL AND id <> @id
 		  AND id <> ALL (CAST(@with AS uuid[]))
 		ORDER BY created_at LIMIT @n FOR UPDATE SKIP LOCKED),
-		ids AS (SELECT id FROM mates UNION ALL SELECT CAST(@id AS uuid) UNION ALL SELECT unnest(CAST(@with AS uuid[]))),
+		ids AS (SELECT id FROM mates UNION ALL SELECT id FROM mine),
 		claimed AS (
 		UPDATE messages SET send_started_at = now(), send_attempts = send_attempts + 1, updated_at = now()
 		FROM ids

@@ -278,3 +278,112 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupTasksTakingEachOthersMessagesDoNotWait: the tasks of many small
+// groups run at once, each taking other groups' messages as mates; each
+// returns without error (a claim that waited for a row while holding
+// others could deadlock) and every message is sent once.
+func TestGroupTasksTakingEachOthersMessagesDoNotWait(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID)
+	tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
+	svc, _ := newService(t, f, p)
+	user := f.User(org, "Agent")
+	const groups, size = 16, 4
+	var ids [groups][]uuid.UUID
+	for g := range groups {
+		for i := range size {
+			out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID}, messaging.TemplateInput{
+				PhoneNumber: fmt.Sprintf("+1555017%02d%02d", g, i), TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[g] = append(ids[g], out.MessageID)
+		}
+	}
+	for round := range 3 {
+		// Pending again, so that the round's tasks race for them.
+		if err := f.DB.Exec(`UPDATE messages SET status = 'pending', send_started_at = NULL, platform_message_id = NULL, sent_at = NULL
+			WHERE organization_id = ?`, org.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, groups)
+		start := make(chan struct{})
+		for g := range groups {
+			go func() {
+				<-start
+				errs <- svc.SendQueuedBatch(ctx, org.ID, ids[g][0], ids[g][1:], false)
+			}()
+		}
+		close(start)
+		for range groups {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if n := f.Count("messages", "organization_id = ? AND status = 'sent'", org.ID); n != groups*size {
+			t.Fatalf("round %d: %d messages sent, want %d", round, n, groups*size)
+		}
+	}
+}
+
+// TestAClaimDoesNotWaitForARowAnotherClaimHolds: while another transaction
+// holds one of a group task's messages (another claim taking it as a
+// mate), the task claims and sends the others at once and leaves that one
+// to its holder; waiting for it while holding the others is how two
+// claims deadlocked.
+func TestAClaimDoesNotWaitForARowAnotherClaimHolds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID)
+	tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
+	svc, _ := newService(t, f, p)
+	user := f.User(org, "Agent")
+	var ids []uuid.UUID
+	for i := range 3 {
+		out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID}, messaging.TemplateInput{
+			PhoneNumber: fmt.Sprintf("+15550180%03d", i), TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, out.MessageID)
+	}
+	holder := f.DB.Begin()
+	defer holder.Rollback()
+	if err := holder.Exec(`SELECT id FROM messages WHERE id = ? FOR UPDATE`, ids[2]).Error; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.SendQueuedBatch(ctx, org.ID, ids[0], ids[1:], false) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		holder.Rollback()
+		t.Fatal("the claim waited for the row another transaction holds")
+	}
+	status := func(id uuid.UUID) models.MessageStatus {
+		var m models.Message
+		f.DB.Take(&m, "id = ?", id)
+		return m.Status
+	}
+	if status(ids[0]) != models.StatusSent || status(ids[1]) != models.StatusSent || status(ids[2]) != models.StatusPending {
+		t.Fatalf("statuses %s %s %s, want sent sent pending", status(ids[0]), status(ids[1]), status(ids[2]))
+	}
+	holder.Rollback()
+	if err := svc.SendQueuedBatch(ctx, org.ID, ids[2], nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if status(ids[2]) != models.StatusSent {
+		t.Fatalf("the held message is %s once released, want sent", status(ids[2]))
+	}
+}
