@@ -199,19 +199,18 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
-	// The messaging integration's base and its bulk messages come before
-	// the campaigns: a bulk message is a campaign underneath and observes it
-	// (campaigns.NewService binds itself to the bulk messages).
-	// Bulk messages resolve their Platform Account and Template Links to
-	// core rows through wharfapp (bulkResolver) and record each send as a
-	// Platform Message through wharfapp.
+	// A projected campaign (a bulk message's) records its changes in the
+	// events outbox for the bulk messages' projector (wharfbulk).
+	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
+		Enqueuer: in.Enq, Metrics: m, Log: log, Outbox: d.Webhooks, OptOuts: d.Contacts, Audiences: d.Contacts, Timezones: settings, Live: d.Live, Tests: campaignTests{d.Messaging}, Config: campaigns.Config{Lanes: cc.Lanes,
+			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
+	// The messaging integration's base, and its bulk messages, which are
+	// campaigns underneath: they resolve their Platform Account and
+	// Template Links to core rows through wharfapp (bulkResolver).
 	d.Wharf = wharfapp.New(wharfapp.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
-	d.Bulk = wharfbulk.New(wharfbulk.Deps{Log: log, Recorder: d.Wharf,
+	d.Bulk = wharfbulk.New(wharfbulk.Deps{DB: in.DB, Campaigns: d.Campaigns, Log: log,
 		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
-	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
-		Enqueuer: in.Enq, Metrics: m, Log: log, Observer: d.Bulk, OptOuts: d.Contacts, Audiences: d.Contacts, Timezones: settings, Live: d.Live, Tests: campaignTests{d.Messaging}, Config: campaigns.Config{Lanes: cc.Lanes,
-			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,

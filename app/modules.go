@@ -73,8 +73,8 @@ func modules(d *domains, cc config.Campaigns, x apiParts) []module.Module {
 		templatesapi.Module(d.Templates),
 		campaignsapi.Module(d.Campaigns, d.Settings, cc.SweepInterval),
 		// The framework's documents that project core rows follow them
-		// from the events outbox (wharfapp, projection.go).
-		webhooksapi.Module(d.Webhooks, d.Wharf),
+		// from the events outbox (wharfapp and wharfbulk, projection.go).
+		webhooksapi.Module(d.Webhooks, d.Wharf, d.Bulk),
 		teamsapi.Module(d.Teams),
 		cannedapi.Module(d.Canned),
 		chatbotapi.Module(d.Chatbot, d.Settings),

@@ -107,6 +107,11 @@ type Campaign struct {
 	// occurrence (unique together).
 	SeriesID     *uuid.UUID `gorm:"type:uuid"`
 	OccurrenceAt *time.Time
+	// Projected: a framework document projects this campaign (a Platform
+	// Bulk Message, internal/wharfbulk): its changes record
+	// campaign.changed in the events outbox. Set at the launch, never
+	// changed.
+	Projected bool
 }
 
 // CampaignRecipient is one recipient of a campaign.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,7 +53,7 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	observer  Observer  // nil: none (observe.go)
+	outbox    Outbox    // nil: no campaign is projected (project.go)
 	optOuts   OptOuts   // nil: no recipient is skipped for an opt-out
 	audiences Audiences // nil: campaigns cannot take their recipients from contacts
 	timezones Timezones // nil: recurrences are evaluated in UTC
@@ -61,6 +62,11 @@ type Service struct {
 
 	recounts sync.Map // campaign id -> last recount bucket requested by this process
 	runs     sync.Map // campaign id -> *cachedRun loaded by this process
+
+	// projected caches whether a campaign is projected (project.go);
+	// projectedSize counts its entries (it starts over past a bound).
+	projected     sync.Map
+	projectedSize atomic.Int64
 }
 
 // Deps are the collaborators of the campaigns domain.
@@ -81,10 +87,9 @@ type Deps struct {
 	// Live publishes the event stream's campaign.progress events (nil:
 	// none): after each recount and change of status.
 	Live live.Publisher
-	// Observer follows campaigns' sends and recounts (nil: none). An
-	// observer that also drives campaigns (bulk messages) implements
-	// CampaignsBinder and is handed the service by NewService.
-	Observer Observer
+	// Outbox records the changes of projected campaigns (a bulk message's)
+	// for their projector (webhooks.Service; nil: none are recorded).
+	Outbox Outbox
 	// OptOuts tell which recipients opted out of marketing (contacts;
 	// nil: none did).
 	OptOuts OptOuts
@@ -105,10 +110,7 @@ func NewService(d Deps) *Service {
 	}
 	s := &Service{db: d.DB, accounts: d.Accounts, templates: d.Templates, sender: d.Sender, enq: d.Enqueuer,
 		statuses: statuses.NewApplier(recipientStatuses), metrics: d.Metrics, cfg: d.Config, log: d.Log,
-		observer: d.Observer, optOuts: d.OptOuts, tests: d.Tests, audiences: d.Audiences, timezones: d.Timezones, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
-	if b, ok := d.Observer.(CampaignsBinder); ok {
-		b.BindCampaigns(s)
-	}
+		outbox: d.Outbox, optOuts: d.OptOuts, tests: d.Tests, audiences: d.Audiences, timezones: d.Timezones, live: live.Or(d.Live), now: func() time.Time { return time.Now().UTC() }}
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
 	"wharf/internal/metrics"
@@ -141,19 +142,53 @@ WHERE r.id = v.id AND (v.kind = 'sent' OR r.status = 'sending')`
 // sending and the sweep calls them unknown (never resent); provider
 // statuses settle those the provider accepted.
 func (s *Service) settle(ctx context.Context, outcomes []settlement) {
+	s.settleFor(ctx, nil, outcomes)
+}
+
+// settleFor is settle for the chunk of campaign c (nil: no campaign's): a
+// projected campaign's accepted sends also record campaign.changed in the
+// statement's transaction (project.go); any other chunk is the one
+// statement.
+func (s *Service) settleFor(ctx context.Context, c *models.Campaign, outcomes []settlement) {
 	if len(outcomes) == 0 {
 		return
 	}
 	slices.SortFunc(outcomes, func(a, b settlement) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	var change *Change
+	if c != nil && c.Projected {
+		for _, o := range outcomes {
+			if o.Kind == settleSent {
+				if change == nil {
+					change = &Change{CampaignID: c.ID}
+				}
+				change.RecipientIDs = append(change.RecipientIDs, o.ID)
+			}
+		}
+	}
+	var event uuid.UUID
 	body, err := json.Marshal(outcomes)
 	if err == nil {
 		err = s.retryDB(context.WithoutCancel(ctx), "record campaign sends", func(ctx context.Context) error {
-			return s.db.WithContext(ctx).Exec(settleSQL, map[string]any{"outcomes": string(body), "n": len(outcomes)}).Error
+			args := map[string]any{"outcomes": string(body), "n": len(outcomes)}
+			if change == nil {
+				return s.db.WithContext(ctx).Exec(settleSQL, args).Error
+			}
+			return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				if err := tx.Exec(settleSQL, args).Error; err != nil {
+					return err
+				}
+				var err error
+				event, err = s.recordChange(ctx, tx, c.OrganizationID, *change)
+				return err
+			})
 		})
 	}
 	if err != nil {
 		s.log.Error("cannot record campaign sends; provider statuses or the sweeper will settle them", "recipients", len(outcomes), "error", err)
 		return
+	}
+	if change != nil {
+		s.publishChange(ctx, c.OrganizationID, event)
 	}
 	counts := map[metrics.SendOutcome]int{}
 	for _, o := range outcomes {

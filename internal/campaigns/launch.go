@@ -37,6 +37,10 @@ type Launch struct {
 	// Every number must be valid and every mapped field filled: a launch
 	// refuses rather than skips (the caller validated them already).
 	Recipients []RecipientInput
+	// Projected: a document of the caller follows the campaign (a bulk
+	// message): its changes record campaign.changed in the events outbox
+	// (project.go).
+	Projected bool
 }
 
 // LaunchTx creates the campaign in tx, sending or scheduled, with its
@@ -92,7 +96,7 @@ func (s *Service) LaunchTx(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, l 
 		}
 	}
 	c := models.Campaign{OrganizationID: orgID, AccountID: &l.AccountID, TemplateID: &t.ID, TemplateName: t.Name, Name: name,
-		Status: models.CampaignSending, CreatedBy: l.CreatedBy, ScheduledAt: l.ScheduledAt}
+		Status: models.CampaignSending, CreatedBy: l.CreatedBy, ScheduledAt: l.ScheduledAt, Projected: l.Projected}
 	c.VariableMapping.V = l.VariableMapping
 	now := s.now()
 	if l.ScheduledAt != nil && l.ScheduledAt.After(now) {

@@ -2,52 +2,70 @@ package campaigns_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
+	"wharf/internal/inbound"
+	"wharf/internal/safehttp"
+	"wharf/internal/statuses"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
+	"wharf/internal/webhooks"
 	"wharf/models"
+	"wharf/platform"
 	"wharf/platformsim"
 )
 
-// observer records what the campaigns domain tells it.
-type observer struct {
-	mu      sync.Mutex
-	sent    []campaigns.Sent
-	counted []models.Campaign
+// outbox records projected campaigns' changes in the events table
+// (webhooks.Service.Record) and counts what is published.
+type outbox struct {
+	*webhooks.Service
+	published atomic.Int64
 }
 
-func (o *observer) CampaignCounted(_ context.Context, c *models.Campaign) {
-	o.mu.Lock()
-	o.counted = append(o.counted, *c)
-	o.mu.Unlock()
+func (o *outbox) Publish(_ context.Context, _ uuid.UUID, ids ...uuid.UUID) {
+	o.published.Add(int64(len(ids)))
 }
 
-func (o *observer) CampaignSent(_ context.Context, _ *models.Campaign, sent []campaigns.Sent) {
-	o.mu.Lock()
-	o.sent = append(o.sent, sent...)
-	o.mu.Unlock()
+// changes reads the campaign.changed events recorded for a campaign.
+func changes(t *testing.T, f *testfactory.Factory, id uuid.UUID) []campaigns.Change {
+	t.Helper()
+	var rows []string
+	if err := f.DB.Raw(`SELECT data::text FROM events WHERE event = ? AND data->>'campaign_id' = ? ORDER BY created_at`,
+		webhooks.EventCampaignChanged, id.String()).Scan(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	out := make([]campaigns.Change, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // A launch creates a sending campaign with its recipients in the caller's
-// transaction (or nothing, when it rolls back or is refused); the observer
-// sees each accepted send and each recount; RetryFailed really resends the
-// failed recipients once and the campaign completes again.
-func TestLaunchObserveAndRetryFailed(t *testing.T) {
+// transaction (or nothing, when it rolls back or is refused); a projected
+// one records campaign.changed in the outbox for each chunk's accepted
+// sends (naming them) and each recount, and an ordinary one records
+// nothing; RetryFailed really resends the failed recipients once and the
+// campaign completes again.
+func TestLaunchProjectAndRetryFailed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := testfactory.New(t, testenv.DB(t))
 	p := f.Provider(nil)
-	obs := &observer{}
-	svc, _ := newObservedService(t, f, p, obs)
+	obs := &outbox{Service: webhooks.NewService(f.DB, f.Box, nil, safehttp.Policy{}, nil, testenv.Quiet())}
+	svc, _ := newServiceWith(t, f, p, obs, nil)
 	org := f.Org()
 	acc := f.AccountAt(p, org.ID, func(a *models.PlatformAccount) { a.MessagingTierOverride = "TIER_UNLIMITED" })
 	tmpl := f.TemplateAt(p, acc, "Hi {{1}}, order {{2}}")
@@ -76,7 +94,8 @@ func TestLaunchObserveAndRetryFailed(t *testing.T) {
 	}
 	mapping := map[string]string{"1": "name", "2": "order_id"}
 	base := func() campaigns.Launch {
-		return campaigns.Launch{Name: "bulk", AccountID: acc.ID, TemplateID: tmpl.ID, VariableMapping: mapping, Recipients: recipients(10)}
+		return campaigns.Launch{Name: "bulk", AccountID: acc.ID, TemplateID: tmpl.ID, VariableMapping: mapping, Recipients: recipients(10),
+			Projected: true}
 	}
 	for want, change := range map[string]func(*campaigns.Launch){
 		"not a valid phone number": func(l *campaigns.Launch) { l.Recipients[3]["phone_number"] = "12" },
@@ -112,16 +131,30 @@ func TestLaunchObserveAndRetryFailed(t *testing.T) {
 	if err := svc.Recount(ctx, org.ID, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	obs.mu.Lock()
-	if len(obs.sent) != 10 || obs.sent[0].PlatformMessageID == "" || obs.sent[0].PhoneNumber == "" {
-		t.Fatalf("observer saw %d sends (%+v), want 10 with numbers and provider ids", len(obs.sent), obs.sent)
+	if last := load(t, f, c.ID); !last.Projected || last.Status != models.CampaignCompleted || last.SentCount != 10 {
+		t.Fatalf("after the recount %+v", last)
 	}
-	last := obs.counted[len(obs.counted)-1]
-	obs.mu.Unlock()
-	if last.ID != c.ID || last.Status != models.CampaignCompleted || last.SentCount != 10 {
-		t.Fatalf("last recount observed %+v", last)
+	named, counted := map[uuid.UUID]bool{}, 0
+	evs := changes(t, f, c.ID)
+	for _, ch := range evs {
+		for _, id := range ch.RecipientIDs {
+			named[id] = true
+		}
+		if ch.Counted {
+			counted++
+		}
 	}
-
+	if len(named) != 10 || counted != 1 || obs.published.Load() != int64(len(evs)) {
+		t.Fatalf("campaign.changed events %+v: want the 10 accepted sends named and one recount, each published (%d)", evs, obs.published.Load())
+	}
+	ids := make([]uuid.UUID, 0, len(named))
+	for id := range named {
+		ids = append(ids, id)
+	}
+	if sends, err := svc.Sends(ctx, org.ID, c.ID, ids, nil); err != nil || len(sends) != 10 || sends[0].PlatformMessageID == "" ||
+		sends[0].PhoneNumber == "" || sends[0].Status != models.RecipientSent {
+		t.Fatalf("sends %+v %v: want 10 with numbers, provider ids and sent", sends, err)
+	}
 	// A provider failure after acceptance (as the status webhook records it).
 	failing := "+15550400003"
 	f.DB.Exec(`UPDATE campaign_recipients SET status = 'failed', failed_at = now(), error_code = 131026 WHERE phone_number = ?`, failing)
@@ -134,6 +167,14 @@ func TestLaunchObserveAndRetryFailed(t *testing.T) {
 	}
 	if _, _, err := svc.RetryFailed(ctx, org.ID, c.ID); !apperr.Is(err, apperr.Conflict) {
 		t.Fatalf("retry of a sending campaign: %v", err)
+	}
+	// The retry's change carries the send it resets, as it was.
+	var retried []campaigns.Send
+	for _, ch := range changes(t, f, c.ID) {
+		retried = append(retried, ch.Retried...)
+	}
+	if len(retried) != 1 || retried[0].PhoneNumber != failing || retried[0].Status != models.RecipientFailed || retried[0].PlatformMessageID == "" {
+		t.Fatalf("the retry's change carries %+v, want the failed send", retried)
 	}
 	if err := svc.RunLane(ctx, org.ID, c.ID, 2); err != nil {
 		t.Fatal(err)
@@ -151,6 +192,47 @@ func TestLaunchObserveAndRetryFailed(t *testing.T) {
 	pr, err := svc.Progress(ctx, org.ID, c.ID)
 	if err != nil || pr.Campaign.Status != models.CampaignCompleted || pr.Accepted != 10 || pr.Failed != 0 {
 		t.Fatalf("after the retry: %+v %v", pr, err)
+	}
+
+	// A provider status of a projected campaign's recipient records the
+	// change, naming the send by its provider id.
+	var pid string
+	f.DB.Raw(`SELECT platform_message_id FROM campaign_recipients WHERE campaign_id = ? AND phone_number = '+15550400000'`, c.ID).Scan(&pid)
+	var res inbound.StatusResult
+	if err := f.DB.Transaction(func(tx *gorm.DB) error {
+		var err error
+		res, err = svc.ApplyStatuses(ctx, tx, inbound.StatusBatch{OrganizationID: org.ID, AccountID: acc.ID,
+			Outcomes: statuses.Reduce([]platform.Status{{ID: pid, Status: "delivered", Timestamp: "1700000000"}}, time.Now())})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res.AfterCommit(ctx)
+	evs = changes(t, f, c.ID)
+	if last := evs[len(evs)-1]; pid == "" || len(last.MessageIDs) != 1 || last.MessageIDs[0] != pid {
+		t.Fatalf("after a status: last change %+v, want the send %q named", last, pid)
+	}
+	// An ordinary campaign of the same service records nothing.
+	plain := base()
+	plain.Projected = false
+	for i, r := range plain.Recipients {
+		r["phone_number"] = fmt.Sprintf("+1555042%04d", i)
+	}
+	ordinary, err := launch(plain, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RunLane(ctx, org.ID, ordinary.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Recount(ctx, org.ID, ordinary.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(t, f, ordinary.ID); got.Projected || got.Status != models.CampaignCompleted {
+		t.Fatalf("ordinary campaign %+v", got)
+	}
+	if evs := changes(t, f, ordinary.ID); len(evs) != 0 {
+		t.Fatalf("an ordinary campaign recorded %+v", evs)
 	}
 
 	// A launch for later is scheduled, not started.
@@ -171,7 +253,7 @@ func TestLaunchWithADocumentHeader(t *testing.T) {
 	ctx := context.Background()
 	f := testfactory.New(t, testenv.DB(t))
 	p := f.Provider(nil)
-	svc, _ := newObservedService(t, f, p, &observer{})
+	svc, _ := newService(t, f, p)
 	org := f.Org()
 	acc := f.AccountAt(p, org.ID, func(a *models.PlatformAccount) { a.MessagingTierOverride = "TIER_UNLIMITED" })
 	tmpl := f.TemplateAt(p, acc, "Your invoice {{1}}", func(t *models.Template) {

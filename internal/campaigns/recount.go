@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wharf/jobs"
 	"wharf/models"
@@ -39,9 +40,37 @@ func (s *Service) RequestRecount(ctx context.Context, orgID, campaignID uuid.UUI
 // sent counts recipients the provider accepted, delivered those delivered
 // (a read without a delivered counts as both), read, failed and unknown by
 // status. A sending campaign with nobody pending or sending is completed.
+// A projected campaign's recount records campaign.changed in its
+// transaction (project.go).
 func (s *Service) Recount(ctx context.Context, orgID, campaignID uuid.UUID) error {
+	projected, err := s.projectedCampaign(ctx, s.db, campaignID)
+	if err != nil {
+		return err
+	}
+	args := map[string]any{"id": campaignID, "org": orgID}
 	var counted []models.Campaign
-	err := s.db.WithContext(ctx).Raw(`
+	var event uuid.UUID
+	if !projected {
+		err = s.db.WithContext(ctx).Raw(recountSQL, args).Scan(&counted).Error
+	} else {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Raw(recountSQL, args).Scan(&counted).Error; err != nil || len(counted) != 1 {
+				return err
+			}
+			var err error
+			event, err = s.recordChange(ctx, tx, orgID, Change{CampaignID: campaignID, Counted: true})
+			return err
+		})
+	}
+	if err == nil && len(counted) == 1 {
+		s.announce(ctx, &counted[0])
+		s.publishChange(ctx, orgID, event)
+	}
+	return err
+}
+
+// recountSQL recounts campaign @id of organization @org and answers it.
+const recountSQL = `
 WITH c AS (
     SELECT count(*) FILTER (WHERE sent_at IS NOT NULL) AS sent,
            count(*) FILTER (WHERE delivered_at IS NOT NULL) AS delivered,
@@ -60,12 +89,4 @@ UPDATE campaigns SET sent_count = c.sent, delivered_count = c.delivered, read_co
     status       = CASE WHEN status = 'sending' AND c.pending + c.sending = 0 THEN 'completed' ELSE status END,
     updated_at   = now()
 FROM c WHERE id = @id AND organization_id = @org
-RETURNING campaigns.*`, map[string]any{"id": campaignID, "org": orgID}).Scan(&counted).Error
-	if err == nil && len(counted) == 1 {
-		s.announce(ctx, &counted[0])
-		if s.observer != nil {
-			s.observer.CampaignCounted(context.WithoutCancel(ctx), &counted[0])
-		}
-	}
-	return err
-}
+RETURNING campaigns.*`

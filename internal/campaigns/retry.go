@@ -25,6 +25,7 @@ import (
 func (s *Service) RetryFailed(ctx context.Context, orgID, id uuid.UUID) (int64, *models.Campaign, error) {
 	var n int64
 	var rerun *models.Campaign
+	var retried uuid.UUID
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		c, err := get(ctx, tx.Clauses(clause.Locking{Strength: "UPDATE"}), orgID, id)
 		if err != nil {
@@ -36,6 +37,10 @@ func (s *Service) RetryFailed(ctx context.Context, orgID, id uuid.UUID) (int64, 
 			return apperr.Conflictf("the campaign is still sending: retry its failed recipients once it completed")
 		default:
 			return apperr.Conflictf("cannot retry the failed recipients of a campaign that is %s", c.Status)
+		}
+		// A projected campaign's document of each failed send keeps it.
+		if retried, err = s.recordRetried(ctx, tx, c); err != nil {
+			return err
 		}
 		res := tx.Exec(`UPDATE campaign_recipients SET status = 'pending', claim_id = NULL, send_started_at = NULL,
 			platform_message_id = NULL, sent_at = NULL, delivered_at = NULL, read_at = NULL, failed_at = NULL,
@@ -59,6 +64,7 @@ func (s *Service) RetryFailed(ctx context.Context, orgID, id uuid.UUID) (int64, 
 	if err != nil {
 		return 0, nil, err
 	}
+	s.publishChange(ctx, orgID, retried)
 	if rerun != nil {
 		s.enqueueLanes(ctx, rerun)
 	}

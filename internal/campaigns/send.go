@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"wharf/internal/metrics"
 	"wharf/internal/outbound"
 	"wharf/internal/phone"
@@ -77,8 +75,7 @@ func (s *Service) sendChunk(ctx context.Context, r *run, n int) (batchOutcome, e
 	// One statement records the whole chunk: a send's outcome waits for the
 	// chunk's slowest send (milliseconds), and a worker that dies meanwhile
 	// leaves the chunk sending, which the sweep calls unknown, never resent.
-	s.settle(ctx, settled)
-	s.observeSent(ctx, r.campaign, recs, settled)
+	s.settleFor(ctx, r.campaign, settled)
 	out := batchOutcome{claimed: len(recs)}
 	for _, res := range results {
 		if res.stop != "" && out.stop == "" {
@@ -207,26 +204,4 @@ func (s *Service) values(c *models.Campaign, t *models.Template, rec *models.Cam
 		}
 	}
 	return values, missing
-}
-
-// observeSent tells the observer of the chunk's sends the provider
-// accepted (whether or not settle could record them: the provider has
-// them).
-func (s *Service) observeSent(ctx context.Context, c *models.Campaign, recs []models.CampaignRecipient, settled []settlement) {
-	if s.observer == nil {
-		return
-	}
-	phones := make(map[uuid.UUID]string, len(recs))
-	for _, r := range recs {
-		phones[r.ID] = r.PhoneNumber
-	}
-	var sent []Sent
-	for _, o := range settled {
-		if o.Kind == settleSent {
-			sent = append(sent, Sent{RecipientID: o.ID, PhoneNumber: phones[o.ID], PlatformMessageID: o.PlatformID, Status: models.RecipientSent})
-		}
-	}
-	if len(sent) > 0 {
-		s.observer.CampaignSent(context.WithoutCancel(ctx), c, sent)
-	}
 }

@@ -29,24 +29,18 @@ var config = campaigns.Config{Lanes: 4, CounterInterval: time.Second, SendingTim
 // provider and a Redis database of the test's own (queue and pace).
 func newService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider) (*campaigns.Service, *testenv.Queue) {
 	t.Helper()
-	return newObservedService(t, f, p, nil)
+	return newServiceWith(t, f, p, nil, nil)
 }
 
-// newObservedService is newService with an observer.
-func newObservedService(t *testing.T, f *testfactory.Factory, p *testfactory.Provider, obs campaigns.Observer) (*campaigns.Service, *testenv.Queue) {
-	t.Helper()
-	return newServiceWith(t, f, p, obs, nil)
-}
-
-// newServiceWith is newService with an observer and the recipients'
-// opt-outs.
-func newServiceWith(t *testing.T, f *testfactory.Factory, p *testfactory.Provider, obs campaigns.Observer, optOuts campaigns.OptOuts) (*campaigns.Service, *testenv.Queue) {
+// newServiceWith is newService with an outbox for projected campaigns'
+// changes and the recipients' opt-outs.
+func newServiceWith(t *testing.T, f *testfactory.Factory, p *testfactory.Provider, outbox campaigns.Outbox, optOuts campaigns.OptOuts) (*campaigns.Service, *testenv.Queue) {
 	t.Helper()
 	q := testenv.NewQueue(t)
 	accts := accounts.NewService(f.DB, f.Box, p.Client, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
 	return campaigns.NewService(campaigns.Deps{DB: f.DB, Accounts: accts, Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()),
 		Provider: p.Client, Enqueuer: q.Enqueuer, Limiter: ratelimit.New(testenv.Redis(t, testenv.RedisURL(t))), Config: config,
-		Log: testenv.Quiet(), Observer: obs, OptOuts: optOuts}), q
+		Log: testenv.Quiet(), Outbox: outbox, OptOuts: optOuts}), q
 }
 
 func load(t *testing.T, f *testfactory.Factory, id uuid.UUID) models.Campaign {

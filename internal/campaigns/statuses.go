@@ -41,7 +41,8 @@ func (s *Service) ConsumerName() string { return "campaigns" }
 // tx: by provider id, or, for a send whose answer was lost, by the recipient
 // id in the callback data. It passes on the statuses that match no
 // recipient either, and after the commit requests recounts of the touched
-// campaigns.
+// campaigns. A touched projected campaign records campaign.changed in tx,
+// naming the statuses' provider ids (project.go).
 func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.StatusBatch) (inbound.StatusResult, error) {
 	res, err := s.statuses.Apply(ctx, tx, b.OrganizationID, b.AccountID, b.Outcomes)
 	if err != nil {
@@ -52,9 +53,38 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 		touched[id] = true
 	}
 	orgID := b.OrganizationID
+	var events []uuid.UUID
+	var matched []string
+	for id := range touched {
+		projected, err := s.projectedCampaign(ctx, tx, id)
+		if err != nil {
+			return inbound.StatusResult{}, err
+		}
+		if !projected {
+			continue
+		}
+		if matched == nil {
+			unmatched := make(map[*statuses.Outcome]bool, len(res.Unmatched))
+			for _, o := range res.Unmatched {
+				unmatched[o] = true
+			}
+			matched = []string{}
+			for _, o := range b.Outcomes {
+				if !unmatched[o] {
+					matched = append(matched, o.PlatformID)
+				}
+			}
+		}
+		event, err := s.recordChange(ctx, tx, orgID, Change{CampaignID: id, MessageIDs: matched})
+		if err != nil {
+			return inbound.StatusResult{}, err
+		}
+		events = append(events, event)
+	}
 	return inbound.StatusResult{Unmatched: res.Unmatched, AfterCommit: func(ctx context.Context) {
 		for id := range touched {
 			s.RequestRecount(ctx, orgID, id)
 		}
+		s.publishChange(ctx, orgID, events...)
 	}}, nil
 }

@@ -34,6 +34,11 @@ type Doc struct {
 	Fields         map[string]any
 	// User is the email of who acts (Frappe's session user).
 	User string
+	// Projection: the integration inserts this document as the projection
+	// of a core row it already wrote (InsertProjectionIn): a hook that acts
+	// on the core for a new document (a send) leaves it. Only the
+	// integration's code sets it; a client's insert never does.
+	Projection bool
 	// actor is who acts, with their rights (Actor).
 	actor Actor
 
@@ -589,9 +594,15 @@ func (s *Service) InsertDoc(ctx context.Context, orgID uuid.UUID, by, doctype st
 }
 
 func (s *Service) insert(ctx context.Context, db *gorm.DB, m *meta, a Actor, orgID uuid.UUID, in map[string]any) (*Doc, error) {
+	return s.insertDoc(ctx, db, m, a, orgID, in, false)
+}
+
+// insertDoc is insert; projection marks the document as a projection
+// (Doc.Projection) for its hooks.
+func (s *Service) insertDoc(ctx context.Context, db *gorm.DB, m *meta, a Actor, orgID uuid.UUID, in map[string]any, projection bool) (*Doc, error) {
 	now := s.now()
 	d := &Doc{OrganizationID: orgID, Doctype: m.Name, Owner: a.Email, ModifiedBy: a.Email, Creation: now, Modified: now,
-		Fields: map[string]any{}, User: a.Email, actor: a, sealed: map[string]string{}}
+		Fields: map[string]any{}, User: a.Email, actor: a, sealed: map[string]string{}, Projection: projection}
 	if err := applyInput(m, d, in); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,24 @@ func (s *Service) InsertDocIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID,
 	return d, func(ctx context.Context) { s.publish(ctx, d, EventAfterInsert) }, nil
 }
 
+// InsertProjectionIn is InsertDocIn for a document that projects a core
+// row the integration already wrote (an accepted send of a bulk message's
+// campaign): the document's hooks run as for any insert, with
+// Doc.Projection set, so that a hook that would act on the core for a new
+// document (send it) leaves this one; its events are published as any
+// insert's. Run publish after the commit.
+func (s *Service) InsertProjectionIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, by, doctype string, in map[string]any) (doc *Doc, publish func(context.Context), err error) {
+	m, err := s.docMeta(ctx, orgID, doctype)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := s.insertDoc(ctx, tx, m, Actor{Email: by, Role: RoleAdmin}, orgID, in, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, func(ctx context.Context) { s.publish(ctx, d, EventAfterInsert) }, nil
+}
+
 // UpdateDocIn changes the given fields of a draft document inside tx (a
 // save: validate, validation, update, on_update). Run publish after the
 // commit.

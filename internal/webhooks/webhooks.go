@@ -48,6 +48,15 @@ const (
 // the events of one message may be applied in any order and more than once.
 const EventMessageChanged = "message.changed"
 
+// EventCampaignChanged is an internal event, not in the Catalog (no webhook
+// subscribes to it): a campaign that a framework document projects
+// (models.Campaign.Projected, a bulk message) changed: a chunk's sends
+// settled, provider statuses moved recipients, or a recount. Its data is
+// campaigns.Change; the projector (a Subscriber, internal/wharfbulk) reads
+// the rows itself, so the events may be applied in any order and more than
+// once.
+const EventCampaignChanged = "campaign.changed"
+
 // EventInfo describes a subscribable event.
 type EventInfo struct {
 	Event       string `json:"event"`

@@ -133,6 +133,9 @@ func (s *Service) doctypes() []docframe.DocType {
 				f("platform_account", "Platform Account", "Link", options(DoctypeAccount)),
 				f("bulk_message", "Bulk Message", "Data", indexed),
 				f("core_message_id", "Core Message ID", "Data", readOnly, indexed),
+				// A bulk message's send: the campaign recipient it projects
+				// (internal/wharfbulk), found by its message_id.
+				f("core_recipient_id", "Core Recipient ID", "Data", readOnly),
 			}},
 	}
 }

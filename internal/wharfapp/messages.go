@@ -32,68 +32,12 @@ func (h messageHook) Handle(ctx context.Context, tx *gorm.DB, ev docframe.Event,
 	if ev != docframe.BeforeInsert || str(doc.Get("type")) == "Incoming" {
 		return nil
 	}
-	if r, ok := ctx.Value(recordKey{}).(recordOnly); ok {
-		// A send made elsewhere (a bulk message's campaign): recorded, not sent.
-		doc.Set("message_id", r.platformMessageID)
-		doc.Set("status", r.status)
+	if doc.Projection {
+		// A send made elsewhere (a bulk message's campaign): the document
+		// projects it (docframe.InsertProjectionIn), it is not sent.
 		return nil
 	}
 	return h.s.queue(ctx, tx, doc)
-}
-
-// recordKey marks, in the context of an insert, a Platform Message that
-// records a send the core already made. Only this package sets it: a
-// client cannot create a message that claims to be sent.
-type recordKey struct{}
-
-type recordOnly struct{ platformMessageID, status string }
-
-// BulkSendStatus moves the recorded bulk send with this provider id on to
-// status, never back (wharfbulk.Recorder).
-func (s *Service) BulkSendStatus(ctx context.Context, orgID uuid.UUID, platformMessageID, status string) {
-	var publish func(context.Context)
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		names, err := s.frame.NamesBy(ctx, tx, orgID, DoctypeMessage, "message_id", []string{platformMessageID})
-		if err != nil || names[platformMessageID] == "" {
-			return err
-		}
-		doc, err := s.frame.GetDoc(ctx, tx, orgID, DoctypeMessage, names[platformMessageID])
-		if err != nil || !forward(str(doc.Get("status")), status) {
-			return err
-		}
-		_, publish, err = s.frame.UpdateDocIn(ctx, tx, orgID, By, DoctypeMessage, doc.Name, map[string]any{"status": status})
-		return err
-	})
-	if err != nil {
-		s.Log.Warn("wharfapp: cannot update a recorded bulk send", "message_id", platformMessageID, "error", err)
-		return
-	}
-	if publish != nil {
-		publish(ctx)
-	}
-}
-
-// RecordBulkSend records a bulk message's accepted send as an Outgoing
-// Platform Message with bulk_message set (wharfbulk.Recorder); its status
-// then follows the provider's webhooks like any other message. The
-// campaign pipeline sent the message: this only records it. A failure is
-// logged: the send stands, and bulk_progress counts from the campaign.
-//
-// status is the send's status when it is recorded: a status webhook may
-// have reached the campaign before this record exists, and the statuses
-// that follow it move the document on from there.
-func (s *Service) RecordBulkSend(ctx context.Context, orgID uuid.UUID, bulkName, to, platformMessageID, status string) {
-	switch status {
-	case StatusSent, "delivered", "read", "failed":
-	default:
-		status = StatusSent
-	}
-	ctx = context.WithValue(ctx, recordKey{}, recordOnly{platformMessageID: platformMessageID, status: status})
-	doc := map[string]any{"type": "Outgoing", "to": to, "message_type": "Template", "content_type": "template",
-		"bulk_message": bulkName}
-	if _, err := s.frame.InsertDoc(ctx, orgID, By, DoctypeMessage, doc); err != nil {
-		s.Log.Warn("wharfapp: cannot record a bulk send", "bulk_message", bulkName, "message_id", platformMessageID, "error", err)
-	}
 }
 
 // button is one of a message's buttons (the buttons field's JSON).

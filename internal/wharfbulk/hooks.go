@@ -103,7 +103,8 @@ func (s *Service) recipientsOf(ctx context.Context, d *docframe.Doc) ([]recipien
 }
 
 // submit launches the campaign in the document's transaction: both commit
-// or neither. Common variables come from template_variables, Unique ones
+// or neither. The campaign is projected: the document follows it from the
+// events outbox (projection.go). Common variables come from template_variables, Unique ones
 // from each recipient's recipient_data (or, when template_variables maps
 // a placeholder to a key of it, from that key), keyed "1", "2", ...
 func (h bulkHook) submit(ctx context.Context, tx *gorm.DB, d *docframe.Doc) error {
@@ -166,7 +167,7 @@ func (h bulkHook) submit(ctx context.Context, tx *gorm.DB, d *docframe.Doc) erro
 	}
 	title := d.Name + ": " + text(d.Get("title"))
 	c, err := s.campaigns.LaunchTx(ctx, tx, d.OrganizationID, campaigns.Launch{Name: apperr.Clip(title, 200), AccountID: accountID,
-		TemplateID: templateID, ScheduledAt: at, Recipients: in})
+		TemplateID: templateID, ScheduledAt: at, Recipients: in, Projected: true})
 	if err != nil {
 		return refusal(err)
 	}

@@ -15,78 +15,21 @@ import (
 )
 
 // bulkFor finds the bulk message of a campaign (by its indexed campaign
-// field): its name and whether it is cancelled, or "" for a campaign that is no bulk
-// message (or an organization without the DocType).
-func (s *Service) bulkFor(ctx context.Context, orgID, campaignID uuid.UUID) (string, bool) {
-	if _, no := s.notBulk.Load(campaignID); no {
-		return "", false
-	}
+// field): its name and whether it is cancelled; "" for a campaign that is
+// no bulk message (or an organization without the DocType).
+func (s *Service) bulkFor(ctx context.Context, orgID, campaignID uuid.UUID) (name string, cancelled bool, err error) {
 	filters, _ := json.Marshal([][]string{{"campaign", "=", campaignID.String()}})
 	rows, err := s.frame.List(docframe.WithoutBuiltIn(ctx), system, orgID, BulkMessage, docframe.ListArgs{Fields: `["name", "docstatus"]`,
 		Filters: string(filters), Limit: 1})
-	if err != nil && !apperr.Is(err, apperr.NotFound) {
-		return "", false
+	if apperr.Is(err, apperr.NotFound) {
+		return "", false, nil
 	}
-	if len(rows) == 0 {
-		// A bulk message's campaign is created in the document's own
-		// transaction, before any lane runs: a campaign observed without one
-		// never gets one. Remembering that keeps every other campaign's
-		// sends free of this lookup (bounded: the memory starts over).
-		if s.notBulkSize.Add(1) > 100_000 {
-			s.notBulk.Clear()
-			s.notBulkSize.Store(0)
-		}
-		s.notBulk.Store(campaignID, struct{}{})
-		return "", false
+	if err != nil || len(rows) == 0 {
+		return "", false, err
 	}
 	row, _ := rows[0].(map[string]any)
-	name, _ := row["name"].(string)
-	return name, fmt.Sprint(row["docstatus"]) == "2"
-}
-
-// CampaignCounted brings a bulk message up to date with its campaign after
-// each recount (campaigns.Observer): the document's counters trail the
-// sends by at most CAMPAIGN_COUNTER_INTERVAL.
-func (s *Service) CampaignCounted(ctx context.Context, c *models.Campaign) {
-	name, cancelled := s.bulkFor(ctx, c.OrganizationID, c.ID)
-	if name == "" || cancelled {
-		return // a cancelled bulk message stays Cancelled
-	}
-	if _, err := s.sync(ctx, c.OrganizationID, name, c.ID); err != nil {
-		s.log.Warn("cannot update a bulk message from its campaign", "bulk_message", name, "campaign_id", c.ID, "error", err)
-	}
-}
-
-// CampaignSent records a bulk message's accepted sends as Platform
-// Messages through the Recorder (campaigns.Observer).
-func (s *Service) CampaignSent(ctx context.Context, c *models.Campaign, sent []campaigns.Sent) {
-	if s.recorder == nil {
-		return
-	}
-	name, _ := s.bulkFor(ctx, c.OrganizationID, c.ID)
-	if name == "" {
-		return
-	}
-	if err := s.campaigns.CurrentStatuses(ctx, sent); err != nil {
-		s.log.Warn("cannot read a bulk message's send statuses; recorded as sent", "bulk_message", name, "error", err)
-	}
-	recorded := make([]string, len(sent))
-	for i, m := range sent {
-		s.recorder.RecordBulkSend(ctx, c.OrganizationID, name, m.PhoneNumber, m.PlatformMessageID, string(m.Status))
-		recorded[i] = string(m.Status)
-	}
-	// A status applied to the campaign between the read above and a
-	// record's commit found no document: read again now that every record
-	// is committed, and carry over what moved. A status applied after this
-	// read finds its document.
-	if err := s.campaigns.CurrentStatuses(ctx, sent); err != nil {
-		return
-	}
-	for i, m := range sent {
-		if string(m.Status) != recorded[i] {
-			s.recorder.BulkSendStatus(ctx, c.OrganizationID, m.PlatformMessageID, string(m.Status))
-		}
-	}
+	name, _ = row["name"].(string)
+	return name, fmt.Sprint(row["docstatus"]) == "2", nil
 }
 
 // Progress is a bulk message's progress as bulk_progress answers it.
