@@ -34,6 +34,35 @@ func sendTasks(t *testing.T, q *testenv.Queue) []jobs.MessageSend {
 	return out
 }
 
+// groupEnv is an organization with an account, an approved template and an
+// agent, and a messaging service whose tasks q holds.
+type groupEnv struct {
+	f    *testfactory.Factory
+	org  *testfactory.Org
+	acc  models.PlatformAccount
+	tmpl models.Template
+	user models.User
+	svc  *messaging.Service
+	q    *testenv.Queue
+}
+
+func newGroupEnv(t *testing.T) *groupEnv {
+	t.Helper()
+	f := testfactory.New(t, testenv.DB(t))
+	p := f.Provider(nil)
+	org := f.Org()
+	acc := f.AccountAt(p, org.ID)
+	e := &groupEnv{f: f, org: org, acc: acc, tmpl: f.TemplateAt(p, acc, "Hi {{1}}"), user: f.User(org, "Agent")}
+	e.svc, e.q = newService(t, f, p)
+	return e
+}
+
+// queue queues a template send to number.
+func (e *groupEnv) queue(t *testing.T, number string, key *uuid.UUID) (*messaging.Queued, error) {
+	return e.svc.QueueTemplate(context.Background(), e.org.ID, messaging.Actor{UserID: e.user.ID, APIKeyID: key},
+		messaging.TemplateInput{PhoneNumber: number, TemplateID: &e.tmpl.ID, Params: map[string]string{"1": "Ada"}})
+}
+
 // TestGroupCommit: template sends by number that arrive together are
 // written in groups (one statement, one commit, one task per QueuedBatch
 // of them), with the same rows, events and tasks as one by one.
@@ -42,16 +71,10 @@ func TestGroupCommit(t *testing.T) {
 
 	t.Run("SendsThatArriveTogetherShareAStatementAndTheirTasks", func(t *testing.T) {
 		t.Parallel()
-		ctx := context.Background()
-		f := testfactory.New(t, testenv.DB(t))
-		p := f.Provider(nil)
-		org := f.Org()
-		acc := f.AccountAt(p, org.ID)
-		tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
-		svc, q := newService(t, f, p)
+		e := newGroupEnv(t)
+		f, org, svc, q, user := e.f, e.org, e.svc, e.q, e.user
 		listen(t, f, org.ID, webhooks.EventContactCreated)
-		existing := f.Contact(org.ID, &acc.ID)
-		user := f.User(org, "Agent")
+		existing := f.Contact(org.ID, &e.acc.ID)
 
 		// 40 new numbers, four more sends to the first of them and four to a
 		// contact that exists: 48 sends, 40 new contacts.
@@ -71,8 +94,7 @@ func TestGroupCommit(t *testing.T) {
 		results := make(chan result, len(numbers))
 		for _, n := range numbers {
 			go func() {
-				out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID},
-					messaging.TemplateInput{PhoneNumber: n, TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+				out, err := e.queue(t, n, nil)
 				results <- result{n, out, err}
 			}()
 		}
@@ -169,15 +191,9 @@ func TestGroupCommit(t *testing.T) {
 
 	t.Run("ALoneSendIsWrittenAtOnce", func(t *testing.T) {
 		t.Parallel()
-		ctx := context.Background()
-		f := testfactory.New(t, testenv.DB(t))
-		p := f.Provider(nil)
-		org := f.Org()
-		acc := f.AccountAt(p, org.ID)
-		tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
-		svc, q := newService(t, f, p)
-		out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: f.User(org, "Agent").ID},
-			messaging.TemplateInput{PhoneNumber: "+15550130001", TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+		e := newGroupEnv(t)
+		svc, q := e.svc, e.q
+		out, err := e.queue(t, "+15550130001", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,21 +208,14 @@ func TestGroupCommit(t *testing.T) {
 
 	t.Run("ABadSendFailsAloneAndTheRestOfItsGroupIsStored", func(t *testing.T) {
 		t.Parallel()
-		ctx := context.Background()
-		f := testfactory.New(t, testenv.DB(t))
-		p := f.Provider(nil)
-		org := f.Org()
-		acc := f.AccountAt(p, org.ID)
-		tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
-		svc, q := newService(t, f, p)
-		user := f.User(org, "Agent")
+		e := newGroupEnv(t)
+		f, org, svc, q := e.f, e.org, e.svc, e.q
 		gone := uuid.New() // an API key that does not exist: the message's foreign key refuses it
 		release := svc.HoldGroups()
 		errs := make(chan error, 3)
 		for i, key := range []*uuid.UUID{nil, &gone, nil} {
 			go func() {
-				_, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID, APIKeyID: key},
-					messaging.TemplateInput{PhoneNumber: fmt.Sprintf("+1555014%04d", i), TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+				_, err := e.queue(t, fmt.Sprintf("+1555014%04d", i), key)
 				errs <- err
 			}()
 		}
@@ -240,17 +249,10 @@ func TestGroupCommit(t *testing.T) {
 
 	t.Run("AGroupsTaskClaimsItsMessagesBeforeOlderOnes", func(t *testing.T) {
 		t.Parallel()
-		ctx := context.Background()
-		f := testfactory.New(t, testenv.DB(t))
-		p := f.Provider(nil)
-		org := f.Org()
-		acc := f.AccountAt(p, org.ID)
-		tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
-		svc, _ := newService(t, f, p)
-		user := f.User(org, "Agent")
+		ctx, e := context.Background(), newGroupEnv(t)
+		f, org, svc := e.f, e.org, e.svc
 		queue := func(n string) uuid.UUID {
-			out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID},
-				messaging.TemplateInput{PhoneNumber: n, TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+			out, err := e.queue(t, n, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,20 +287,13 @@ func TestGroupCommit(t *testing.T) {
 // others could deadlock) and every message is sent once.
 func TestGroupTasksTakingEachOthersMessagesDoNotWait(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f := testfactory.New(t, testenv.DB(t))
-	p := f.Provider(nil)
-	org := f.Org()
-	acc := f.AccountAt(p, org.ID)
-	tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
-	svc, _ := newService(t, f, p)
-	user := f.User(org, "Agent")
+	ctx, e := context.Background(), newGroupEnv(t)
+	f, org, svc := e.f, e.org, e.svc
 	const groups, size = 16, 4
 	var ids [groups][]uuid.UUID
 	for g := range groups {
 		for i := range size {
-			out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID}, messaging.TemplateInput{
-				PhoneNumber: fmt.Sprintf("+1555017%02d%02d", g, i), TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+			out, err := e.queue(t, fmt.Sprintf("+1555017%02d%02d", g, i), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,18 +333,11 @@ func TestGroupTasksTakingEachOthersMessagesDoNotWait(t *testing.T) {
 // claims deadlocked.
 func TestAClaimDoesNotWaitForARowAnotherClaimHolds(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f := testfactory.New(t, testenv.DB(t))
-	p := f.Provider(nil)
-	org := f.Org()
-	acc := f.AccountAt(p, org.ID)
-	tmpl := f.TemplateAt(p, acc, "Hi {{1}}")
-	svc, _ := newService(t, f, p)
-	user := f.User(org, "Agent")
+	ctx, e := context.Background(), newGroupEnv(t)
+	f, org, svc := e.f, e.org, e.svc
 	var ids []uuid.UUID
 	for i := range 3 {
-		out, err := svc.QueueTemplate(ctx, org.ID, messaging.Actor{UserID: user.ID}, messaging.TemplateInput{
-			PhoneNumber: fmt.Sprintf("+15550180%03d", i), TemplateID: &tmpl.ID, Params: map[string]string{"1": "Ada"}})
+		out, err := e.queue(t, fmt.Sprintf("+15550180%03d", i), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
