@@ -166,3 +166,77 @@ func TestWharfMessageProjectionInABatch(t *testing.T) {
 		t.Fatalf("the core message: %v, projected %v", err, core.Projected)
 	}
 }
+
+// changedEvents counts the message.changed events recorded for a core
+// message (the projector's input).
+func changedEvents(e *apptest.SimEnv, orgID, coreID string) int64 {
+	var n int64
+	e.DB.Raw(`SELECT count(*) FROM events WHERE organization_id = ? AND event = 'message.changed' AND data ->> 'message_id' = ?`,
+		orgID, coreID).Scan(&n)
+	return n
+}
+
+// TestWharfMessageProjectionStatuses: the simulator's status webhooks move
+// an Outgoing Platform Message to delivered, then read, through the
+// projector: each status that changed its core message recorded
+// message.changed in the status batch's transaction (the integration's
+// status consumer leaves documents with a core message alone). A core
+// message no document projects records no message.changed for its
+// statuses.
+func TestWharfMessageProjectionStatuses(t *testing.T) {
+	// Statuses far enough apart that each comes in its own batch and the
+	// document is seen delivered before it is read.
+	e := apptest.NewWithSim(t, nil, func(c *platformsim.Config) {
+		c.SentAfter, c.DeliveredAfter, c.ReadAfter = 50*time.Millisecond, 400*time.Millisecond, 1500*time.Millisecond
+	})
+	e.StartWorker()
+	admin := e.Admin()
+	c := frappeClient{t: t, e: e.Env, auth: admin.Auth()}
+	var orgID string
+	e.DB.Raw(`SELECT id FROM organizations ORDER BY created_at LIMIT 1`).Scan(&orgID)
+	c.data("POST", "/api/resource/Platform%20Account", map[string]any{"account_name": "Main", "token": e.WABA.AccessToken,
+		"phone_id": e.PhoneNumberID(), "business_id": e.WABA.ID, "app_id": "123", "webhook_verify_token": "wharf-verify",
+		"is_default_outgoing": 1, "is_default_incoming": 1}, 201)
+	var core models.PlatformAccount
+	apptest.Eventually(t, 10*time.Second, "core account active", func() bool {
+		return e.DB.Take(&core, "organization_id = ? AND name = ?", orgID, "Main").Error == nil && core.Status == models.AccountActive
+	})
+
+	sent := c.do("POST", "/api/method/wharf.api.send_message", map[string]any{"to": "+15550003337", "message": "hello, statuses"},
+		200)["message"].(map[string]any)
+	name := sent["name"].(string)
+	doc := c.data("GET", "/api/resource/Platform%20Message/"+url.PathEscape(name), nil, 200)
+	coreID, _ := doc["core_message_id"].(string)
+	if coreID == "" || sent["message_id"] == "" {
+		t.Fatalf("send_message %v, document %v", sent, doc)
+	}
+	status := func() string {
+		return c.data("GET", "/api/resource/Platform%20Message/"+url.PathEscape(name), nil, 200)["status"].(string)
+	}
+	apptest.Eventually(t, 10*time.Second, "the document delivered", func() bool { return status() == "delivered" })
+	apptest.Eventually(t, 10*time.Second, "the document read", func() bool { return status() == "read" })
+	var m models.Message
+	if err := e.DB.Take(&m, "id = ?", coreID).Error; err != nil || m.Status != models.StatusRead || !m.Projected {
+		t.Fatalf("the core message: %+v %v", m, err)
+	}
+	// The acceptance, delivered and read: one event each (a status that
+	// changed nothing records none, a sent that came before the answer
+	// may add one).
+	if n := changedEvents(e, orgID, coreID); n < 3 {
+		t.Fatalf("%d message.changed events for the projected message, want at least 3", n)
+	}
+
+	// An API template send, which no document projects: read too, and no
+	// message.changed for it.
+	tmpl := e.SeedTemplate(orgID, core.ID.String(), "plain_hello", "Hello {{1}}", false)
+	e.Do("POST", "/api/messages/template", map[string]any{"phone_number": "+15550003338", "template_name": tmpl.Name,
+		"template_params": map[string]any{"1": "Bo"}}, admin.Auth()).Expect(t, 202)
+	var plain models.Message
+	apptest.Eventually(t, 10*time.Second, "the API send read", func() bool {
+		return e.DB.Take(&plain, "organization_id = ? AND direction = ? AND NOT projected", orgID, models.DirectionOutgoing).Error == nil &&
+			plain.Status == models.StatusRead
+	})
+	if n := changedEvents(e, orgID, plain.ID.String()); n != 0 {
+		t.Fatalf("%d message.changed events for a message no document projects", n)
+	}
+}

@@ -15,9 +15,11 @@ import (
 // messaging integration (wharfapp, wharfnotify): Frappe's resource API,
 // the jobs and schedules of field indexes, template submissions and
 // notifications, and the integration's consumers: template status events
-// (the core template, then its Platform Template) and the mirror of every
-// status and incoming message into Platform Messages, which comes after
-// every other consumer (its module is after theirs).
+// (the core template, then its Platform Template) and the copy of incoming
+// messages and of recorded bulk sends' statuses into Platform Messages,
+// which comes after every other consumer (its module is after theirs). An
+// Outgoing Platform Message sent through the core follows its statuses
+// from the events outbox instead (wharfapp, projection.go).
 func Module(frame *docframe.Service, maskers Maskers, wharf *wharfapp.Service, notify *wharfnotify.Service, core *templates.Service) module.Module {
 	return module.Module{Tag: "Resource API (Frappe)", Routes: New(frame, maskers).Routes(),
 		Jobs:      slices.Concat(frame.Jobs(), wharf.Jobs(), notify.Jobs()),

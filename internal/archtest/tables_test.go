@@ -99,10 +99,6 @@ var tableExceptions = []tableException{
 	{"internal/transfers", "teams", "a transfer locks its team (FOR UPDATE) in its transaction, and the listing joins team names: to move behind the teams service"},
 	{"internal/transfers", "users", "the listing joins the agent's name and assignment skips inactive agents: to go behind identity's read of users"},
 
-	{"internal/wharfapp", "docframe_documents", "the unsubmitted templates' sweep finds documents across organizations by a JSON field: to move behind a docframe query (issue 20 part 2 removes the raw SQL around docframe)"},
-
-	{"internal/wharfnotify", "docframe_documents", "notifications find their Platform Notification documents by event and schedule across organizations: to move behind a docframe query (issue 20 part 2)"},
-
 	{"internal/widgets", "agent_transfers", "the overview counts unassigned transfers: a widget's figure is one statement over its source's tables by design (docs/ARCHITECTURE.md, internal/widgets)"},
 	{"internal/widgets", "campaign_recipients", "the campaigns source filters by recipient status in its one statement: a widget's figure is one statement over its source's tables by design"},
 	{"internal/widgets", "campaigns", "the overview counts sending campaigns: a widget's figure is one statement over its source's tables by design"},

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,36 +84,53 @@ func messageEvent(m *models.Message, c *models.Contact, holder uuid.UUID) live.E
 		Status: m.Status, Content: m.Content.V, OccurredAt: m.OccurredAt.UTC()}, messageAudience(c.AssignedTo, holder)).WithContact(liveContact(c))
 }
 
-// statusEvents reads, inside tx, the message.status events of the
-// messages a status batch changed.
-func (s *Service) statusEvents(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, changed []uuid.UUID) ([]live.Event, error) {
-	if len(changed) == 0 {
-		return nil, nil
+// statusChanges reads, inside tx and in one statement, the messages a
+// status batch changed (changed) or gave their provider id (reconciled,
+// a send whose answer was lost): it answers the message.status events of
+// the changed ones, and the ids of those that a framework document
+// projects (models.Message.Projected), whose change the projector must
+// see. reconciled is empty but for lost answers.
+func (s *Service) statusChanges(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, changed, reconciled []uuid.UUID) ([]live.Event, []uuid.UUID, error) {
+	ids := changed
+	if len(reconciled) > 0 {
+		ids = append(slices.Clone(changed), reconciled...)
+	}
+	if len(ids) == 0 {
+		return nil, nil, nil
 	}
 	var rows []struct {
 		ID          uuid.UUID
 		Status      models.MessageStatus
+		Projected   bool
 		ContactID   uuid.UUID
 		PhoneNumber string
 		Name        string
 		ProfileName string
 		AssignedTo  *uuid.UUID
 	}
-	err := tx.WithContext(ctx).Raw(`SELECT m.id, m.status, m.contact_id, c.phone_number, c.name, c.profile_name, c.assigned_to
-		FROM messages m JOIN contacts c ON c.id = m.contact_id WHERE m.organization_id = ? AND m.id IN ?`, orgID, changed).Scan(&rows).Error
+	err := tx.WithContext(ctx).Raw(`SELECT m.id, m.status, m.projected, m.contact_id, c.phone_number, c.name, c.profile_name, c.assigned_to
+		FROM messages m JOIN contacts c ON c.id = m.contact_id WHERE m.organization_id = ? AND m.id IN ?`, orgID, ids).Scan(&rows).Error
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	contacts := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		contacts[i] = r.ContactID
+	var projected []uuid.UUID
+	contacts := make([]uuid.UUID, 0, len(rows))
+	for _, r := range rows {
+		if r.Projected {
+			projected = append(projected, r.ID)
+		}
+		contacts = append(contacts, r.ContactID)
 	}
+	isChange := func(id uuid.UUID) bool { return len(reconciled) == 0 || slices.Contains(changed, id) }
 	holders := s.holdersOf(ctx, tx, orgID, contacts...)
-	out := make([]live.Event, len(rows))
-	for i, r := range rows {
+	out := make([]live.Event, 0, len(rows))
+	for _, r := range rows {
+		if !isChange(r.ID) {
+			continue // a provider id alone is no status change
+		}
 		c := models.Contact{ID: r.ContactID, PhoneNumber: r.PhoneNumber, Name: r.Name, ProfileName: r.ProfileName, AssignedTo: r.AssignedTo}
-		out[i] = live.New(live.MessageStatus, LiveStatus{MessageID: r.ID, ContactID: r.ContactID, Status: r.Status},
-			messageAudience(c.AssignedTo, holders[r.ContactID])).WithContact(liveContact(&c))
+		out = append(out, live.New(live.MessageStatus, LiveStatus{MessageID: r.ID, ContactID: r.ContactID, Status: r.Status},
+			messageAudience(c.AssignedTo, holders[r.ContactID])).WithContact(liveContact(&c)))
 	}
-	return out, nil
+	return out, projected, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wharf/internal/inbound"
@@ -12,6 +13,7 @@ import (
 	"wharf/internal/statuses"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
+	"wharf/internal/webhooks"
 	"wharf/models"
 	"wharf/platform"
 )
@@ -115,6 +117,51 @@ func TestStatuses(t *testing.T) {
 		got := reload(t, bundle.f.DB, m.ID)
 		if len(rest) != 0 || got.Status != models.StatusDelivered || got.PlatformMessageID == nil || *got.PlatformMessageID != "wamid.lost" {
 			t.Errorf("message %+v, unmatched %v: want it delivered with the provider's id", got, rest)
+		}
+	})
+
+	// A status that changes a message a framework document projects
+	// records message.changed in the batch (one per message changed); an
+	// ordinary message's, or a status that changes nothing, records none.
+	t.Run("OnlyProjectedMessagesRecordTheirChange", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		org := bundle.account.OrganizationID
+		outgoing(t, bundle.f, bundle.contact, "wamid.plain", models.StatusSent)
+		projected := outgoing(t, bundle.f, bundle.contact, "wamid.projected", models.StatusSent)
+		lost := outgoing(t, bundle.f, bundle.contact, "", models.StatusFailed) // the sweep gave up on its send
+		for _, id := range []uuid.UUID{projected.ID, lost.ID} {
+			if err := svc.Project(ctx, bundle.f.DB, org, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changes := func() map[string]int {
+			var ids []string
+			bundle.f.DB.Raw(`SELECT data ->> 'message_id' FROM events WHERE organization_id = ? AND event = ?`,
+				org, webhooks.EventMessageChanged).Scan(&ids)
+			out := map[string]int{}
+			for _, id := range ids {
+				out[id]++
+			}
+			return out
+		}
+		apply(t, svc, bundle, platform.Status{ID: "wamid.plain", Status: "delivered"}, platform.Status{ID: "wamid.projected", Status: "delivered"})
+		if got := changes(); len(got) != 1 || got[projected.ID.String()] != 1 {
+			t.Fatalf("message.changed events %v, want one for the projected message", got)
+		}
+		apply(t, svc, bundle, platform.Status{ID: "wamid.plain", Status: "sent"}, platform.Status{ID: "wamid.projected", Status: "sent"})
+		apply(t, svc, bundle, platform.Status{ID: "wamid.plain", Status: "read"})
+		if got := changes(); len(got) != 1 || got[projected.ID.String()] != 1 {
+			t.Fatalf("message.changed events %v, want still one", got)
+		}
+		// A late status gives a failed message its provider id, no status:
+		// the document must learn the id too.
+		apply(t, svc, bundle, platform.Status{ID: "wamid.late", Status: "delivered", BizOpaqueCallbackData: lost.ID.String()})
+		if got := changes(); len(got) != 2 || got[lost.ID.String()] != 1 {
+			t.Fatalf("message.changed events %v, want one for the message that got its id", got)
+		}
+		if m := reload(t, bundle.f.DB, lost.ID); m.Status != models.StatusFailed || m.PlatformMessageID == nil || *m.PlatformMessageID != "wamid.late" {
+			t.Fatalf("the late message %+v", m)
 		}
 	})
 

@@ -47,7 +47,7 @@ func NewApplier(t Table) *Applier {
 		lock:      r.Replace(lockSQL),
 		update:    r.Replace(updateSQL),
 		known:     r.Replace(`SELECT {a}.platform_message_id FROM {t} {a} WHERE {scope} AND {a}.platform_message_id IN @pids`),
-		reconcile: r.Replace(`UPDATE {t} {a} SET platform_message_id = @pid, updated_at = now() WHERE {a}.id = @id AND {scope} AND {a}.platform_message_id IS NULL`),
+		reconcile: r.Replace(reconcileSQL),
 	}
 }
 
@@ -59,6 +59,12 @@ func NewApplier(t Table) *Applier {
 // batch.
 const lockSQL = `SELECT {a}.id FROM {t} {a} WHERE {scope} AND ({a}.platform_message_id IN @pids OR {a}.id IN @ids)
 ORDER BY {a}.id FOR UPDATE`
+
+// reconcileSQL gives a row without a provider id the one of an outcome
+// whose callback data names it (a send whose answer was lost); it answers
+// the row's id when it did.
+const reconcileSQL = `UPDATE {t} {a} SET platform_message_id = @pid, updated_at = now()
+WHERE {a}.id = @id AND {scope} AND {a}.platform_message_id IS NULL RETURNING {a}.id`
 
 // updateSQL moves the rows matching outcomes (the JSON of []*Outcome,
 // parameter @outcomes) to {next}: stage timestamps are kept when already
@@ -93,6 +99,10 @@ RETURNING {ret}`
 type Result struct {
 	Unmatched []*Outcome  // outcomes that match no row of the table
 	Changed   []uuid.UUID // Table.Returning of each row that changed
+	// Reconciled is the id of each row that got its provider id from an
+	// outcome's callback data (a send whose answer was lost), whether or
+	// not its status then changed: a failed row stays failed.
+	Reconciled []uuid.UUID
 }
 
 // Apply applies outcomes inside tx to the rows of orgID (and accountID,
@@ -173,9 +183,11 @@ func (a *Applier) Apply(ctx context.Context, tx *gorm.DB, orgID, accountID uuid.
 			res.Unmatched = append(res.Unmatched, o)
 			continue
 		}
-		if err := db.Exec(a.reconcile, args(map[string]any{"pid": o.PlatformID, "id": id})).Error; err != nil {
+		var set []uuid.UUID
+		if err := db.Raw(a.reconcile, args(map[string]any{"pid": o.PlatformID, "id": id})).Scan(&set).Error; err != nil {
 			return nil, err
 		}
+		res.Reconciled = append(res.Reconciled, set...)
 		// Matched or not, apply again by provider id: when nothing matched, a
 		// concurrent batch may have just set the id (it held the row).
 		retry = append(retry, o)

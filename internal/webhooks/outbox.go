@@ -113,6 +113,17 @@ func (s *Service) EmitMany(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, ev
 	if err != nil || !listening {
 		return nil, err
 	}
+	return s.RecordMany(ctx, tx, orgID, event, data)
+}
+
+// RecordMany records one internal event per element of data inside tx, with
+// one statement, whether or not a webhook listens (Record for many: the
+// statuses of a batch that changed projected messages). It returns the
+// events' ids to Publish after the commit.
+func (s *Service) RecordMany(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, event string, data []any) ([]uuid.UUID, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		return nil, err

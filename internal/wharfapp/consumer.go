@@ -11,35 +11,37 @@ import (
 	"wharf/internal/statuses"
 )
 
-// ApplyStatuses is the integration's inbound.StatusConsumer. It mirrors:
-// every outcome of the batch (b.All) whose message is a Platform Message
-// (by core_message_id, the send's callback data, else by message_id) moves
-// that document's status forward and records the provider's message id,
-// in the batch's transaction; the others are skipped. It passes the
-// outcomes it was given on unchanged.
+// ApplyStatuses is the integration's inbound.StatusConsumer, which now
+// serves only the Platform Messages that no projection owns: those without
+// a core_message_id (an Outgoing Platform Message sent through the core,
+// projection.go) and without a core_recipient_id (a projected bulk
+// message's send, internal/wharfbulk), that is the sends of bulk messages
+// recorded before their campaigns were projected (migration 00034). Every
+// outcome of the batch (b.All) whose provider id is such a document's
+// message_id moves that document's status forward, in the batch's
+// transaction. It passes the outcomes it was given on unchanged.
+//
+// Once no such document waits for statuses any more, ApplyStatuses and
+// applyOutcome go (the Service stays an inbound.MessageConsumer for
+// incoming messages, ConsumeMessage).
 func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.StatusBatch) (inbound.StatusResult, error) {
 	res := inbound.StatusResult{Unmatched: b.Outcomes}
-	var callbacks, ids []string
-	for _, o := range b.All {
-		if o.Callback != "" {
-			callbacks = append(callbacks, o.Callback)
-		}
-		ids = append(ids, o.PlatformID)
+	ids := make([]string, len(b.All))
+	for i, o := range b.All {
+		ids[i] = o.PlatformID
 	}
-	byCore, err := s.frame.NamesBy(ctx, tx, b.OrganizationID, DoctypeMessage, "core_message_id", callbacks)
-	if err != nil {
+	found, err := s.frame.Find(ctx, tx, docframe.Filter{OrganizationID: b.OrganizationID, Doctype: DoctypeMessage,
+		Equal: map[string][]string{"message_id": ids}, Blank: []string{"core_message_id", "core_recipient_id"}, Values: []string{"message_id"}})
+	if err != nil || len(found) == 0 {
 		return res, err
 	}
-	byID, err := s.frame.NamesBy(ctx, tx, b.OrganizationID, DoctypeMessage, "message_id", ids)
-	if err != nil {
-		return res, err
+	byID := make(map[string]string, len(found))
+	for _, d := range found {
+		byID[d.Values[0]] = d.Name
 	}
 	var publish []func(context.Context)
 	for _, o := range b.All {
-		name := byCore[o.Callback]
-		if name == "" {
-			name = byID[o.PlatformID]
-		}
+		name := byID[o.PlatformID]
 		if name == "" {
 			continue
 		}
@@ -62,17 +64,12 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 }
 
 func (s *Service) applyOutcome(ctx context.Context, tx *gorm.DB, b inbound.StatusBatch, name string, o *statuses.Outcome) (func(context.Context), error) {
-	// Locked, as the projector locks it (projection.go): a status and the
-	// projection of the send's acceptance computed from the same old state
-	// would both move the document to sent, a change saved twice.
+	// Locked: the forward check and the write see the same status.
 	doc, err := s.frame.LockDoc(ctx, tx, b.OrganizationID, DoctypeMessage, name)
 	if err != nil {
 		return nil, err
 	}
 	change := map[string]any{}
-	if str(doc.Get("message_id")) == "" {
-		change["message_id"] = o.PlatformID
-	}
 	if final := string(o.Final); forward(str(doc.Get("status")), final) {
 		change["status"] = final
 		if final == StatusFailed {

@@ -15,7 +15,8 @@ import (
 // An Outgoing Platform Message is a projection of its core message (the
 // core row is the truth): the hook that queues the core message marks it
 // projected (messaging.Project), so that every change of the row (the
-// provider's acceptance, a refusal) records message.changed in the events
+// provider's acceptance, a refusal, the statuses of the provider's
+// webhooks: delivered, read, failed) records message.changed in the events
 // outbox in the change's own transaction. The outbox's dispatch gives the
 // event to Consume, which applies the row as it is now to the document.
 // Dispatch is at least once (a lost task is enqueued again by the outbox's
@@ -60,7 +61,7 @@ func (s *Service) projectMessage(ctx context.Context, orgID, coreID uuid.UUID) (
 			return err
 		}
 		// Locked: the status computed here cannot be overtaken before it is
-		// written (a status webhook applied meanwhile is seen).
+		// written (a projection of a later change waits, then sees it).
 		doc, err := s.frame.LockDoc(ctx, tx, orgID, DoctypeMessage, names[coreID.String()])
 		if err != nil {
 			return err

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"wharf/internal/docframe"
 	"wharf/jobs"
 )
 
@@ -31,15 +31,9 @@ const (
 // SweepUnsubmitted enqueues the submission of unsubmitted Platform
 // Templates and reports how many it enqueued.
 func (s *Service) SweepUnsubmitted(ctx context.Context) (int, error) {
-	var rows []struct {
-		OrganizationID uuid.UUID
-		Name           string
-	}
 	now := time.Now()
-	err := s.DB.WithContext(ctx).Raw(`SELECT organization_id, name FROM docframe_documents
-		WHERE doctype = ? AND coalesce(data->>'template_id', '') = '' AND coalesce(data->>'status', '') = ''
-		AND creation < ? AND creation > ? ORDER BY creation LIMIT ?`,
-		DoctypeTemplate, now.Add(-sweepAfter), now.Add(-sweepWithin), sweepBatch).Scan(&rows).Error
+	rows, err := s.frame.Find(ctx, nil, docframe.Filter{Doctype: DoctypeTemplate, Blank: []string{"template_id", "status"},
+		CreatedBefore: now.Add(-sweepAfter), CreatedAfter: now.Add(-sweepWithin), Oldest: true, Limit: sweepBatch})
 	if err != nil || s.Enqueuer == nil {
 		return 0, err
 	}

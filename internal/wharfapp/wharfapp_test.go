@@ -71,6 +71,8 @@ type env struct {
 	p     *testfactory.Provider
 	q     *testenv.Queue
 	w     *wharfapp.Service
+	msg   *messaging.Service
+	wh    *webhooks.Service
 	frame *docframe.Service
 	accts *accounts.Service
 	rec   *recorder
@@ -101,7 +103,7 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	org := f.Org()
-	return &env{f: f, p: p, q: q, w: w, frame: frame, accts: accts, rec: rec, org: org,
+	return &env{f: f, p: p, q: q, w: w, msg: msg, wh: wh, frame: frame, accts: accts, rec: rec, org: org,
 		admin: docframe.Actor{Email: "admin@example.com", Role: docframe.RoleAdmin}}
 }
 
@@ -236,9 +238,28 @@ func TestIncomingInTransaction(t *testing.T) {
 	}
 }
 
-// TestStatusesMirror: every outcome of a batch reaches its Platform
-// Message, forward only; an unknown id is skipped; the outcomes are passed
-// on unchanged.
+// project dispatches the organization's undispatched message.changed
+// events to the projector, as the outbox's dispatch task does, and
+// answers how many there were.
+func (e *env) project(t *testing.T) int {
+	t.Helper()
+	var ids []uuid.UUID
+	e.f.DB.Raw(`SELECT id FROM events WHERE organization_id = ? AND event = ? AND dispatched_at IS NULL ORDER BY created_at`,
+		e.org.ID, webhooks.EventMessageChanged).Scan(&ids)
+	for _, id := range ids {
+		if err := e.wh.Dispatch(context.Background(), e.org.ID, id, e.w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(ids)
+}
+
+// TestStatusesMirror: every status of a batch that changes a Platform
+// Message's core message reaches the document through the projector,
+// forward only: messaging applies the batch and records message.changed
+// for the projected messages it changed, the projector applies the core
+// row. An unknown id is passed on; the integration's own status consumer
+// leaves projected documents alone.
 func TestStatusesMirror(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
@@ -253,54 +274,81 @@ func TestStatusesMirror(t *testing.T) {
 		}
 		return d
 	}
-	d1, d2 := send("+15550001111"), send("+15550002222")
-	if got := e.q.TaskTypes(t)[jobs.TypeMessageSend]; got != 2 {
-		t.Fatalf("%d message:send tasks, want 2", got)
+	d1, d2, d3 := send("+15550001111"), send("+15550002222"), send("+15550005555")
+	if got := e.q.TaskTypes(t)[jobs.TypeMessageSend]; got != 3 {
+		t.Fatalf("%d message:send tasks, want 3", got)
 	}
+	core := func(d *docframe.Doc) string { return d.Get("core_message_id").(string) }
 	var pending int64
-	e.f.DB.Raw(`SELECT count(*) FROM messages WHERE organization_id = ? AND status = 'pending' AND id::text IN ?`, e.org.ID,
-		[]string{d1.Get("core_message_id").(string), d2.Get("core_message_id").(string)}).Scan(&pending)
-	if pending != 2 {
-		t.Fatalf("%d pending core messages, want 2", pending)
+	e.f.DB.Raw(`SELECT count(*) FROM messages WHERE organization_id = ? AND status = 'pending' AND projected AND id::text IN ?`, e.org.ID,
+		[]string{core(d1), core(d2), core(d3)}).Scan(&pending)
+	if pending != 3 {
+		t.Fatalf("%d pending projected core messages, want 3", pending)
 	}
-	outcomes := []*statuses.Outcome{
-		{PlatformID: "wamid.1", Final: "delivered", Callback: d1.Get("core_message_id").(string)},
-		{PlatformID: "wamid.unknown", Final: "read"},
-		{PlatformID: "wamid.2", Final: "failed", Callback: d2.Get("core_message_id").(string), ErrorTitle: "Undeliverable"},
-	}
-	apply := func(all []*statuses.Outcome) {
+	var acc models.PlatformAccount
+	e.f.DB.Take(&acc, "organization_id = ?", e.org.ID)
+	// apply applies a batch as inbound does (messaging, then the
+	// integration's consumer), then dispatches the events it recorded.
+	apply := func(all []*statuses.Outcome, events int) []*statuses.Outcome {
 		t.Helper()
+		var unmatched []*statuses.Outcome
 		err := e.f.DB.Transaction(func(tx *gorm.DB) error {
-			res, err := e.w.ApplyStatuses(ctx, tx, inbound.StatusBatch{OrganizationID: e.org.ID, AccountID: uuid.New(), Outcomes: all[:1], All: all})
-			if err == nil && (len(res.Unmatched) != 1 || res.Unmatched[0] != all[0]) {
-				t.Errorf("unmatched %v, want the outcomes given", res.Unmatched)
+			b := inbound.StatusBatch{OrganizationID: e.org.ID, AccountID: acc.ID, Outcomes: all, All: all}
+			res, err := e.msg.ApplyStatuses(ctx, tx, b)
+			if err != nil {
+				return err
 			}
+			b.Outcomes = res.Unmatched
+			w, err := e.w.ApplyStatuses(ctx, tx, b)
+			if err == nil && (len(w.Unmatched) != len(res.Unmatched) || w.AfterCommit != nil) {
+				t.Errorf("the integration's consumer: unmatched %v, changed a document %v", w.Unmatched, w.AfterCommit != nil)
+			}
+			unmatched = res.Unmatched
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n := e.project(t); n != events {
+			t.Errorf("%d message.changed events, want %d", n, events)
+		}
+		return unmatched
 	}
-	apply(outcomes)
-	check := func(d *docframe.Doc, id, status string) {
+	check := func(d *docframe.Doc, id, status, errText string) {
 		t.Helper()
 		got, _ := e.frame.GetDoc(ctx, nil, e.org.ID, wharfapp.DoctypeMessage, d.Name)
-		if got.Get("message_id") != id || got.Get("status") != status {
-			t.Errorf("%s: message_id %v status %v, want %s %s", d.Name, got.Get("message_id"), got.Get("status"), id, status)
+		if got.Get("message_id") != id || got.Get("status") != status || str(got.Get("error")) != errText {
+			t.Errorf("%s: message_id %v status %v error %v, want %s %s %q", d.Name, got.Get("message_id"), got.Get("status"),
+				got.Get("error"), id, status, errText)
 		}
 	}
-	check(d1, "wamid.1", "delivered")
-	check(d2, "wamid.2", "failed")
-	// Backwards is ignored; a late read moves on; found by message_id.
-	apply([]*statuses.Outcome{{PlatformID: "wamid.1", Final: "sent"}, {PlatformID: "wamid.2", Final: "delivered"}})
-	check(d1, "wamid.1", "delivered")
-	check(d2, "wamid.2", "failed")
-	apply([]*statuses.Outcome{{PlatformID: "wamid.1", Final: "read"}})
-	check(d1, "wamid.1", "read")
+	// The sends' answers were lost: the statuses find them by callback.
+	unmatched := apply([]*statuses.Outcome{
+		{PlatformID: "wamid.1", Final: "delivered", Callback: core(d1)},
+		{PlatformID: "wamid.unknown", Final: "read"},
+		{PlatformID: "wamid.2", Final: "failed", Callback: core(d2), ErrorTitle: "Undeliverable"},
+	}, 2)
+	if len(unmatched) != 1 || unmatched[0].PlatformID != "wamid.unknown" {
+		t.Errorf("unmatched %v, want wamid.unknown", unmatched)
+	}
+	check(d1, "wamid.1", "delivered", "")
+	check(d2, "wamid.2", "failed", "Undeliverable")
+	// Backwards is ignored (no change, no event); a late read moves on.
+	apply([]*statuses.Outcome{{PlatformID: "wamid.1", Final: "sent"}, {PlatformID: "wamid.2", Final: "delivered"}}, 0)
+	check(d1, "wamid.1", "delivered", "")
+	check(d2, "wamid.2", "failed", "Undeliverable")
+	apply([]*statuses.Outcome{{PlatformID: "wamid.1", Final: "read"}}, 1)
+	check(d1, "wamid.1", "read", "")
+	// A send the sweep gave up on (failed, no provider id) whose status
+	// comes late: the core message gets the provider's id, and so does the
+	// document, though the status stays failed.
+	if err := e.f.DB.Exec(`UPDATE messages SET status = 'failed', error_title = 'send outcome unknown' WHERE id = ?`, core(d3)).Error; err != nil {
+		t.Fatal(err)
+	}
+	apply([]*statuses.Outcome{{PlatformID: "wamid.3", Final: "delivered", Callback: core(d3)}}, 1)
+	check(d3, "wamid.3", "failed", "send outcome unknown")
 	// A template that is not approved: refused, nothing stored.
 	before := e.f.Count("messages", "organization_id = ?", e.org.ID)
-	acc := models.PlatformAccount{}
-	e.f.DB.Take(&acc, "organization_id = ?", e.org.ID)
 	e.f.Template(acc, "Hi {{1}}", func(m *models.Template) { m.Name, m.Status = "pending_one", models.TemplatePending })
 	tdoc, err := e.frame.InsertDoc(ctx, e.org.ID, "Administrator", wharfapp.DoctypeTemplate, map[string]any{"template_name": "pending_one",
 		"template": "Hi {{1}}", "template_id": "123", "platform_account": "Main"})
@@ -312,6 +360,71 @@ func TestStatusesMirror(t *testing.T) {
 	}
 	if after := e.f.Count("messages", "organization_id = ?", e.org.ID); after != before {
 		t.Fatalf("a refused send stored a message (%d → %d)", before, after)
+	}
+}
+
+// TestStatusesOfUnprojectedDocuments: the integration's status consumer
+// moves only the Platform Messages no projection owns (a bulk send
+// recorded before its campaign was projected), forward only, and passes the
+// outcomes on; a projected bulk send (core_recipient_id) is left to its
+// projector.
+func TestStatusesOfUnprojectedDocuments(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	e.account(t, "Main", map[string]any{"is_default_outgoing": 1})
+	var legacy, projected string
+	err := e.f.DB.Transaction(func(tx *gorm.DB) error {
+		for _, in := range []map[string]any{
+			{"message_id": "wamid.legacy"},
+			{"message_id": "wamid.bulk", "core_recipient_id": uuid.NewString()},
+		} {
+			in["type"], in["to"], in["status"], in["bulk_message"] = "Outgoing", "+15550006666", wharfapp.StatusSent, "Old"
+			d, _, err := e.frame.InsertProjectionIn(ctx, tx, e.org.ID, "Administrator", wharfapp.DoctypeMessage, in)
+			if err != nil {
+				return err
+			}
+			if in["core_recipient_id"] == nil {
+				legacy = d.Name
+			} else {
+				projected = d.Name
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(all ...*statuses.Outcome) {
+		t.Helper()
+		err := e.f.DB.Transaction(func(tx *gorm.DB) error {
+			res, err := e.w.ApplyStatuses(ctx, tx, inbound.StatusBatch{OrganizationID: e.org.ID, AccountID: uuid.New(), Outcomes: all[:1], All: all})
+			if err == nil && (len(res.Unmatched) != 1 || res.Unmatched[0] != all[0]) {
+				t.Errorf("unmatched %v, want the outcomes given", res.Unmatched)
+			}
+			if res.AfterCommit != nil {
+				res.AfterCommit(ctx)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(name string) any {
+		d, err := e.frame.GetDoc(ctx, nil, e.org.ID, wharfapp.DoctypeMessage, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Get("status")
+	}
+	apply(&statuses.Outcome{PlatformID: "wamid.legacy", Final: "read"}, &statuses.Outcome{PlatformID: "wamid.bulk", Final: "read"},
+		&statuses.Outcome{PlatformID: "wamid.unknown", Final: "read"})
+	if status(legacy) != wharfapp.StatusRead || status(projected) != wharfapp.StatusSent {
+		t.Fatalf("legacy %v, projected %v: want read and sent", status(legacy), status(projected))
+	}
+	apply(&statuses.Outcome{PlatformID: "wamid.legacy", Final: "delivered"})
+	if status(legacy) != wharfapp.StatusRead {
+		t.Fatalf("legacy went back to %v", status(legacy))
 	}
 }
 
@@ -361,4 +474,10 @@ func TestSendMessageAnswersTheSend(t *testing.T) {
 	if doc.Get("status") != wharfapp.StatusRead || doc.Get("message_id") != "wamid.fast" {
 		t.Fatalf("document %v, want read with wamid.fast", doc.Fields)
 	}
+}
+
+// str is a document field's text ("" when absent).
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }

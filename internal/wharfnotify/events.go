@@ -68,15 +68,15 @@ type guard struct {
 // record writes a ledger row for each enabled DocType Event notification
 // of the document's DocType and event, with the document as it is now.
 func (s *Service) record(ctx context.Context, tx *gorm.DB, event string, doc *docframe.Doc) error {
-	var names []string
-	if err := tx.WithContext(ctx).Raw(`SELECT name FROM docframe_documents
-		WHERE organization_id = ? AND doctype = ? AND data ->> 'notification_type' = ? AND data ->> 'reference_doctype' = ?
-		  AND data ->> 'doctype_event' = ? AND COALESCE(data ->> 'disabled', '0') <> '1'
-		ORDER BY name`, doc.OrganizationID, NotificationDoctype, TypeDocTypeEvent, doc.Doctype, event).Scan(&names).Error; err != nil {
+	found, err := s.fw().Find(ctx, tx, docframe.Filter{OrganizationID: doc.OrganizationID, Doctype: NotificationDoctype,
+		Equal:     map[string][]string{"notification_type": {TypeDocTypeEvent}, "reference_doctype": {doc.Doctype}, "doctype_event": {event}},
+		Unchecked: []string{"disabled"}})
+	if err != nil || len(found) == 0 {
 		return err
 	}
-	if len(names) == 0 {
-		return nil
+	names := make([]string, len(found))
+	for i, n := range found {
+		names[i] = n.Name
 	}
 	g, _ := ctx.Value(guardKey{}).(guard)
 	snap, err := json.Marshal(s.snapshot(doc))

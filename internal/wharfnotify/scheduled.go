@@ -25,20 +25,16 @@ func (s *Service) Tick(ctx context.Context, tick time.Time) (runs int, err error
 	} else if requeued+unknown > 0 {
 		s.log.Warn("notifications: sweep", "requeued", requeued, "unknown", unknown)
 	}
-	var found []struct {
-		OrganizationID uuid.UUID
-		Name           string
-		Frequency      string
-		CronFormat     string
-	}
-	if err := s.db.WithContext(ctx).Raw(`SELECT organization_id, name, COALESCE(data ->> 'event_frequency', '') AS frequency,
-		COALESCE(data ->> 'cron_format', '') AS cron_format FROM docframe_documents
-		WHERE doctype = ? AND data ->> 'notification_type' = ? AND COALESCE(data ->> 'disabled', '0') <> '1'
-		ORDER BY organization_id, name`, NotificationDoctype, TypeSchedulerEvent).Scan(&found).Error; err != nil {
+	// Every organization's enabled Scheduler Event notifications, with
+	// their event_frequency and cron_format.
+	found, err := s.fw().Find(ctx, nil, docframe.Filter{Doctype: NotificationDoctype,
+		Equal:     map[string][]string{"notification_type": {TypeSchedulerEvent}},
+		Unchecked: []string{"disabled"}, Values: []string{"event_frequency", "cron_format"}})
+	if err != nil {
 		return 0, err
 	}
 	for _, n := range found {
-		ok, err := due(n.Frequency, n.CronFormat, tick)
+		ok, err := due(n.Values[0], n.Values[1], tick)
 		if err != nil {
 			s.log.Warn("notifications: cannot schedule", "organization_id", n.OrganizationID, "notification", n.Name, "error", err)
 			continue
@@ -69,14 +65,10 @@ func (s *Service) Tick(ctx context.Context, tick time.Time) (runs int, err error
 // at midnight, and the ledger's key (notification, day, document) never
 // lets a document get the day's message twice.
 func (s *Service) tickDays(ctx context.Context, tick time.Time) (int, error) {
-	var found []struct {
-		OrganizationID uuid.UUID
-		Name           string
-	}
-	if err := s.db.WithContext(ctx).Raw(`SELECT organization_id, name FROM docframe_documents
-		WHERE doctype = ? AND data ->> 'notification_type' = ? AND data ->> 'doctype_event' IN (?, ?)
-		AND COALESCE(data ->> 'disabled', '0') <> '1' ORDER BY organization_id, name`,
-		NotificationDoctype, TypeDocTypeEvent, eventDaysBefore, eventDaysAfter).Scan(&found).Error; err != nil {
+	found, err := s.fw().Find(ctx, nil, docframe.Filter{Doctype: NotificationDoctype,
+		Equal:     map[string][]string{"notification_type": {TypeDocTypeEvent}, "doctype_event": {eventDaysBefore, eventDaysAfter}},
+		Unchecked: []string{"disabled"}})
+	if err != nil {
 		return 0, err
 	}
 	day := tick.UTC().Truncate(24 * time.Hour)
