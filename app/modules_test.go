@@ -83,7 +83,7 @@ func TestModulesHandleEveryTaskTypeOnce(t *testing.T) {
 // inbound sees the consumers in module order, which keeps the order the
 // consumers need: messaging stores and applies first, campaigns get the
 // statuses messaging did not match, the chatbot sees stored messages, and
-// the integration mirrors every status and message last.
+// the integration copies incoming messages last.
 func TestModulesConsumersInOrder(t *testing.T) {
 	t.Parallel()
 	var names []string
