@@ -32,9 +32,12 @@ const (
 	// groupMax bounds a group: a statement of 64 rows is still a few
 	// milliseconds, and a request never waits behind more than that.
 	groupMax = 64
-	// groupWriters is how many groups are written at once: one writing
-	// while the next gathers keeps both PostgreSQL cores busy.
-	groupWriters = 2
+	// groupWriters is how many groups are written at once. One: the next
+	// group gathers while one is written, so groups grow with the load
+	// (BenchmarkTemplateSendsAPIKey: 5.9 sends a group with two writers, 11.5
+	// with one; 540-590 req/s with two, 630-640 with one, and less
+	// PostgreSQL CPU a send).
+	groupWriters = 1
 )
 
 // groupSend is one send waiting for its group.
