@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"wharf/app"
-	"wharf/internal/database"
 	"wharf/internal/identity"
+	"wharf/internal/infra/database"
 	"wharf/internal/testenv"
 )
 

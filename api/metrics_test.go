@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/apptest"
-	"wharf/internal/metrics/metricstest"
+	"wharf/internal/infra/metrics/metricstest"
 )
 
 // /metrics is not public: the api's own listener answers it 404, even to a

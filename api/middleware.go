@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
-	"wharf/internal/authguard"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/authguard"
 )
 
 // measure records every answered request in the metrics, by route template

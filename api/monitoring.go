@@ -11,10 +11,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
-	"wharf/internal/authguard"
 	"wharf/internal/identity"
-	"wharf/internal/ratelimit"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/authguard"
+	"wharf/internal/infra/ratelimit"
 )
 
 // monitor guards the asynq web UI. A browser cannot attach a bearer token

@@ -19,11 +19,11 @@ import (
 	"wharf/api/console"
 	"wharf/api/openapi"
 	"wharf/api/web"
-	"wharf/internal/apperr"
-	"wharf/internal/authguard"
 	"wharf/internal/identity"
-	"wharf/internal/metrics"
-	"wharf/internal/ratelimit"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/authguard"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/ratelimit"
 	"wharf/module"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"wharf/internal/apptest"
-	"wharf/internal/secrets"
+	"wharf/internal/infra/secrets"
 	"wharf/models"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"wharf/app"
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 	"wharf/internal/testenv"
 )
 

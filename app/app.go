@@ -21,38 +21,38 @@ import (
 
 	"wharf/api"
 	"wharf/internal/accounts"
-	"wharf/internal/ai"
-	"wharf/internal/audio"
 	"wharf/internal/calling"
 	"wharf/internal/campaigns"
 	"wharf/internal/canned"
 	"wharf/internal/catalogs"
 	"wharf/internal/chatbot"
-	"wharf/internal/config"
 	"wharf/internal/contacts"
 	"wharf/internal/customactions"
-	"wharf/internal/database"
 	"wharf/internal/dataops"
-	"wharf/internal/docframe"
 	"wharf/internal/identity"
 	"wharf/internal/inbound"
-	"wharf/internal/live"
+	"wharf/internal/infra/ai"
+	"wharf/internal/infra/audio"
+	"wharf/internal/infra/config"
+	"wharf/internal/infra/database"
+	"wharf/internal/infra/live"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/ratelimit"
+	"wharf/internal/infra/safehttp"
+	"wharf/internal/infra/secrets"
+	"wharf/internal/infra/storage"
+	"wharf/internal/integration/bulk"
+	"wharf/internal/integration/docframe"
+	"wharf/internal/integration/messages"
+	"wharf/internal/integration/notify"
 	"wharf/internal/messaging"
-	"wharf/internal/metrics"
 	"wharf/internal/orgsettings"
 	"wharf/internal/outbound"
 	"wharf/internal/pflows"
-	"wharf/internal/ratelimit"
-	"wharf/internal/safehttp"
-	"wharf/internal/secrets"
-	"wharf/internal/storage"
 	"wharf/internal/teams"
 	"wharf/internal/templates"
 	"wharf/internal/transfers"
 	"wharf/internal/webhooks"
-	"wharf/internal/wharfapp"
-	"wharf/internal/wharfbulk"
-	"wharf/internal/wharfnotify"
 	"wharf/internal/widgets"
 	"wharf/jobs"
 	"wharf/module"
@@ -170,9 +170,9 @@ type domains struct {
 	Widgets   *widgets.Service
 	Calling   *calling.Service
 	Frame     *docframe.Service
-	Wharf     *wharfapp.Service
-	Bulk      *wharfbulk.Service
-	Notify    *wharfnotify.Service
+	Wharf     *messages.Service
+	Bulk      *bulk.Service
+	Notify    *notify.Service
 	// Live publishes the event stream's events (GET /api/events); the
 	// api also subscribes through it.
 	Live *live.Bus
@@ -200,17 +200,17 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// A projected campaign (a bulk message's) records its changes in the
-	// events outbox for the bulk messages' projector (wharfbulk).
+	// events outbox for the bulk messages' projector (bulk).
 	d.Campaigns = campaigns.NewService(campaigns.Deps{DB: in.DB, Accounts: d.Accounts, Templates: d.Templates, Sender: sender,
 		Enqueuer: in.Enq, Metrics: m, Log: log, Outbox: d.Webhooks, OptOuts: d.Contacts, Audiences: d.Contacts, Timezones: settings, Live: d.Live, Tests: campaignTests{d.Messaging}, Config: campaigns.Config{Lanes: cc.Lanes,
 			CounterInterval: cc.CounterInterval, SendingTimeout: cc.SendingTimeout, StallAfter: cc.StallAfter}})
 	// The messaging integration's base, and its bulk messages, which are
 	// campaigns underneath: they resolve their Platform Account and
-	// Template Links to core rows through wharfapp (bulkResolver).
-	d.Wharf = wharfapp.New(wharfapp.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
+	// Template Links to core rows through messages (bulkResolver).
+	d.Wharf = messages.New(messages.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
-	d.Bulk = wharfbulk.New(wharfbulk.Deps{DB: in.DB, Campaigns: d.Campaigns, Log: log,
-		Resolver: bulkResolver{wharf: d.Wharf, core: wharfbulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
+	d.Bulk = bulk.New(bulk.Deps{DB: in.DB, Campaigns: d.Campaigns, Log: log,
+		Resolver: bulkResolver{wharf: d.Wharf, core: bulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
@@ -230,13 +230,13 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// their hooks, methods, built-in DocTypes and event subscribers are
 	// given to the framework, which binds itself to them (docframe.Binder,
 	// through docframe.EventSinks).
-	// Notifications send through wharfapp.
-	d.Notify = wharfnotify.New(wharfnotify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Files: store, Log: log})
+	// Notifications send through messages.
+	d.Notify = notify.New(notify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Files: store, Log: log})
 	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
 		BuiltInNames: builtInDocTypeNames,
-		Guards:       slices.Concat(wharfapp.Guards(), wharfbulk.Guards(), wharfnotify.Guards()), Enqueuer: in.Enq,
+		Guards:       slices.Concat(messages.Guards(), bulk.Guards(), notify.Guards()), Enqueuer: in.Enq,
 		Events: docframe.EventSinks{d.Wharf, d.Bulk, d.Notify}}); err != nil {
 		return nil, err
 	}

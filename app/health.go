@@ -10,7 +10,7 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"wharf/internal/metrics"
+	"wharf/internal/infra/metrics"
 )
 
 // ServeOps starts a process's operator listener on addr: GET /healthz when

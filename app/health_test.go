@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"wharf/app"
-	"wharf/internal/metrics"
-	"wharf/internal/metrics/metricstest"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/metrics/metricstest"
 	"wharf/internal/testenv"
 )
 

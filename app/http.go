@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 )
 
 // maxHeaderWait bounds reading a request's headers: a client that sends

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"wharf/app"
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 	"wharf/internal/testenv"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"wharf/app"
 	"wharf/internal/apptest"
-	"wharf/internal/metrics/metricstest"
+	"wharf/internal/infra/metrics/metricstest"
 	"wharf/jobs"
 )
 

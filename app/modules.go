@@ -25,11 +25,11 @@ import (
 	"wharf/api/web"
 	"wharf/api/webhooksapi"
 	"wharf/api/widgetsapi"
-	"wharf/internal/config"
 	"wharf/internal/dataops"
-	"wharf/internal/live"
-	"wharf/internal/ratelimit"
-	"wharf/internal/storage"
+	"wharf/internal/infra/config"
+	"wharf/internal/infra/live"
+	"wharf/internal/infra/ratelimit"
+	"wharf/internal/infra/storage"
 	"wharf/module"
 )
 
@@ -73,7 +73,7 @@ func modules(d *domains, cc config.Campaigns, x apiParts) []module.Module {
 		templatesapi.Module(d.Templates),
 		campaignsapi.Module(d.Campaigns, d.Settings, cc.SweepInterval),
 		// The framework's documents that project core rows follow them
-		// from the events outbox (wharfapp and wharfbulk, projection.go).
+		// from the events outbox (messages and bulk, projection.go).
 		webhooksapi.Module(d.Webhooks, d.Wharf, d.Bulk),
 		teamsapi.Module(d.Teams),
 		cannedapi.Module(d.Canned),

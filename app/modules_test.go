@@ -10,7 +10,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 	"wharf/module"
 )
 

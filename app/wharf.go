@@ -8,21 +8,21 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/wharfapp"
-	"wharf/internal/wharfbulk"
-	"wharf/internal/wharfnotify"
+	"wharf/internal/integration/bulk"
+	"wharf/internal/integration/messages"
+	"wharf/internal/integration/notify"
 )
 
 // notifySender sends the notifications' templates as Outgoing Platform
-// Messages (wharfapp), so that they go through the core's send path and
+// Messages (messages), so that they go through the core's send path and
 // show in the framework like any other message: the body parameters, the
 // attachment as the header media and the URL button's parameter. The
 // notification ledger moves a send to "sending" before it calls this, so a
 // retry never sends twice.
-type notifySender struct{ wharf *wharfapp.Service }
+type notifySender struct{ wharf *messages.Service }
 
-func (n notifySender) SendTemplate(ctx context.Context, orgID uuid.UUID, m wharfnotify.TemplateSend) (string, error) {
-	in := wharfapp.SendTemplate{Account: m.Account, To: m.To, Template: m.Template, Parameters: m.Parameters,
+func (n notifySender) SendTemplate(ctx context.Context, orgID uuid.UUID, m notify.TemplateSend) (string, error) {
+	in := messages.SendTemplate{Account: m.Account, To: m.To, Template: m.Template, Parameters: m.Parameters,
 		ReferenceDoctype: m.ReferenceDoctype, ReferenceName: m.ReferenceName, ButtonURLParam: m.ButtonURLParam}
 	if m.Attachment != nil {
 		in.HeaderMediaURL, in.HeaderFilename = m.Attachment.URL, m.Attachment.Filename
@@ -31,12 +31,12 @@ func (n notifySender) SendTemplate(ctx context.Context, orgID uuid.UUID, m wharf
 }
 
 // bulkResolver maps a bulk message's Links to core rows: a Platform
-// Account is the core account of its name (wharfapp's mirror; "" keeps the
+// Account is the core account of its name (messages's mirror; "" keeps the
 // core's default sender), a Platform Template the core template its
 // template_name names on that account.
 type bulkResolver struct {
-	wharf *wharfapp.Service
-	core  wharfbulk.CoreResolver
+	wharf *messages.Service
+	core  bulk.CoreResolver
 }
 
 func (r bulkResolver) AccountFor(ctx context.Context, orgID uuid.UUID, name string) (uuid.UUID, error) {
@@ -53,23 +53,23 @@ func (r bulkResolver) TemplateFor(ctx context.Context, orgID, accountID uuid.UUI
 // builtInDocTypeNames are the integration's DocTypes whose documents are
 // addressed directly (not child tables): the console's documents page lists
 // them from an organization's first visit (docframe.Options.BuiltInNames).
-var builtInDocTypeNames = []string{wharfapp.DoctypeAccount, wharfapp.DoctypeMessage, wharfapp.DoctypeTemplate, wharfapp.DoctypeFlow,
-	wharfnotify.NotificationDoctype, wharfbulk.BulkMessage, wharfbulk.RecipientList}
+var builtInDocTypeNames = []string{messages.DoctypeAccount, messages.DoctypeMessage, messages.DoctypeTemplate, messages.DoctypeFlow,
+	notify.NotificationDoctype, bulk.BulkMessage, bulk.RecipientList}
 
 // builtInDocTypes creates the integration's DocTypes in an organization on
-// first use of any of them (docframe.Options.BuiltIn): wharfapp's own, the
+// first use of any of them (docframe.Options.BuiltIn): messages's own, the
 // notifications' and the bulk messages'. Each package's EnsureDocTypes is
 // idempotent and safe under concurrent first use.
-func builtInDocTypes(w *wharfapp.Service, n *wharfnotify.Service, b *wharfbulk.Service) func(context.Context, uuid.UUID, string) (bool, error) {
+func builtInDocTypes(w *messages.Service, n *notify.Service, b *bulk.Service) func(context.Context, uuid.UUID, string) (bool, error) {
 	return func(ctx context.Context, orgID uuid.UUID, doctype string) (bool, error) {
 		switch doctype {
-		case wharfnotify.NotificationDoctype, wharfnotify.FieldDoctype:
+		case notify.NotificationDoctype, notify.FieldDoctype:
 			// The notifications link to the integration's DocTypes.
 			if err := w.Ensure(ctx, orgID); err != nil {
 				return true, err
 			}
 			return true, n.EnsureDocTypes(ctx, orgID)
-		case wharfbulk.BulkMessage, wharfbulk.BulkRecipient, wharfbulk.RecipientList:
+		case bulk.BulkMessage, bulk.BulkRecipient, bulk.RecipientList:
 			if err := w.Ensure(ctx, orgID); err != nil {
 				return true, err
 			}
@@ -91,7 +91,7 @@ func builtInDocTypes(w *wharfapp.Service, n *wharfnotify.Service, b *wharfbulk.S
 func (d *domains) UpgradeWharfDocTypes(ctx context.Context, db *gorm.DB) (int, error) {
 	var orgs []uuid.UUID
 	if err := db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id FROM docframe_doctypes WHERE NOT custom AND name IN ?`,
-		[]string{wharfnotify.NotificationDoctype, wharfbulk.BulkMessage}).Scan(&orgs).Error; err != nil {
+		[]string{notify.NotificationDoctype, bulk.BulkMessage}).Scan(&orgs).Error; err != nil {
 		return 0, err
 	}
 	var errs []error

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/identity"
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/models"
 	"wharf/platform"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
+	"wharf/internal/infra/apperr"
 	"wharf/models"
 	"wharf/platform"
 )

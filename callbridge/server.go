@@ -20,9 +20,9 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/callbridge/media"
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
-	"wharf/internal/metrics"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/metrics"
 	"wharf/platform"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/callbridge/media"
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 	"wharf/platform"

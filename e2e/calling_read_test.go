@@ -14,7 +14,7 @@ import (
 
 	"wharf/internal/apptest"
 	"wharf/internal/calling"
-	"wharf/internal/storage"
+	"wharf/internal/infra/storage"
 	"wharf/models"
 	"wharf/platformsim"
 )

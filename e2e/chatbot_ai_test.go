@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"wharf/internal/ai"
 	"wharf/internal/apptest"
+	"wharf/internal/infra/ai"
 	"wharf/platformsim"
 )
 

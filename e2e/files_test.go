@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"wharf/internal/apptest"
-	"wharf/internal/storage"
+	"wharf/internal/infra/storage"
 )
 
 // filesStore is a store configured as the api's (same STORAGE_DIR, same

@@ -4,14 +4,14 @@ import (
 	"os"
 	"testing"
 
-	"wharf/internal/wharfnotify"
+	"wharf/internal/integration/notify"
 )
 
 // TestMain serves notification conditions when the in-process worker's
-// evaluator processes start this test binary again (wharfnotify.IsEvaluator).
+// evaluator processes start this test binary again (notify.IsEvaluator).
 func TestMain(m *testing.M) {
-	if wharfnotify.IsEvaluator(os.Args) {
-		os.Exit(wharfnotify.ServeEvaluator(os.Stdin, os.Stdout))
+	if notify.IsEvaluator(os.Args) {
+		os.Exit(notify.ServeEvaluator(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

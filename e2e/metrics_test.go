@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"wharf/internal/apptest"
-	"wharf/internal/metrics/metricstest"
+	"wharf/internal/infra/metrics/metricstest"
 )
 
 // One provider webhook with two contacts' messages and a status is stored

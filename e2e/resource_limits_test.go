@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"wharf/internal/apptest"
-	"wharf/internal/docframe"
+	"wharf/internal/integration/docframe"
 )
 
 // A list answer is bounded in bytes, not only in rows: past

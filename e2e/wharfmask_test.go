@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"wharf/internal/apptest"
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 	"wharf/models"
 	"wharf/platformsim"
 )

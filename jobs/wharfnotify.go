@@ -7,7 +7,7 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// Task types of the integration's notifications (internal/wharfnotify).
+// Task types of the integration's notifications (internal/integration/notify).
 const (
 	TypeNotifySend = "wharfnotify:send"
 	TypeNotifyRun  = "wharfnotify:run"

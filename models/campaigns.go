@@ -108,7 +108,7 @@ type Campaign struct {
 	SeriesID     *uuid.UUID `gorm:"type:uuid"`
 	OccurrenceAt *time.Time
 	// Projected: a framework document projects this campaign (a Platform
-	// Bulk Message, internal/wharfbulk): its changes record
+	// Bulk Message, internal/integration/bulk): its changes record
 	// campaign.changed in the events outbox. Set at the launch, never
 	// changed.
 	Projected bool

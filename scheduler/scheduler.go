@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/robfig/cron/v3"
 
-	"wharf/internal/metrics"
+	"wharf/internal/infra/metrics"
 	"wharf/jobs"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"wharf/internal/metrics"
+	"wharf/internal/infra/metrics"
 	"wharf/jobs"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"wharf/internal/apptest"
-	"wharf/internal/metrics"
-	"wharf/internal/metrics/metricstest"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/metrics/metricstest"
 	"wharf/internal/testenv"
 	"wharf/jobs"
 	"wharf/worker"

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
 	"wharf/internal/dataops"
+	"wharf/internal/infra/apperr"
 )
 
 // maxCSVField bounds the form's text fields (mapping, template_id).

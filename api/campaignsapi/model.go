@@ -10,9 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 )

@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
+	"wharf/internal/infra/apperr"
 )
 
 // maxImportBody bounds a recipients import (50,000 recipients with some

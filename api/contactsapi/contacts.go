@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
+	"wharf/internal/infra/apperr"
 )
 
 var errTagsRequired = apperr.Invalidf("tags is required: an array of tag names")

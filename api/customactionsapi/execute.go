@@ -4,8 +4,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/customactions"
+	"wharf/internal/infra/apperr"
 )
 
 // execute runs an action as the caller: their name, email and role in

@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/dataops"
+	"wharf/internal/infra/apperr"
 )
 
 // Handlers serves the data operations routes.

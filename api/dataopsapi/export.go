@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/dataops"
+	"wharf/internal/infra/apperr"
 )
 
 func (h *Handlers) export(c *gin.Context) {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/dataops"
+	"wharf/internal/infra/apperr"
 	"wharf/models"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/identity"
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
 )
 

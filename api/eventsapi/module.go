@@ -1,7 +1,7 @@
 package eventsapi
 
 import (
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/module"
 )
 

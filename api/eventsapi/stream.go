@@ -11,9 +11,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
-	"wharf/internal/live"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
 )
 

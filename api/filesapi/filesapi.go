@@ -18,8 +18,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
-	"wharf/internal/storage"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/storage"
 )
 
 // Handlers serves the file route.

@@ -1,7 +1,7 @@
 package filesapi
 
 import (
-	"wharf/internal/storage"
+	"wharf/internal/infra/storage"
 	"wharf/module"
 )
 

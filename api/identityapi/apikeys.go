@@ -6,7 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 func (h *Handlers) listAPIKeys(c *gin.Context) {

@@ -6,9 +6,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
-	"wharf/internal/authguard"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/authguard"
 )
 
 func (h *Handlers) register(c *gin.Context) {

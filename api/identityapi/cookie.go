@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
 )
 
 // The web console keeps its refresh token in a cookie that its JavaScript

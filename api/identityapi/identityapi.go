@@ -5,9 +5,9 @@ package identityapi
 
 import (
 	"wharf/api/web"
-	"wharf/internal/authguard"
 	"wharf/internal/identity"
-	"wharf/internal/ratelimit"
+	"wharf/internal/infra/authguard"
+	"wharf/internal/infra/ratelimit"
 )
 
 // Handlers serves the identity routes.

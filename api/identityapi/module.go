@@ -3,7 +3,7 @@ package identityapi
 import (
 	"wharf/api/web"
 	"wharf/internal/identity"
-	"wharf/internal/ratelimit"
+	"wharf/internal/infra/ratelimit"
 	"wharf/module"
 )
 

@@ -4,8 +4,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 )
 

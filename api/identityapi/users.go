@@ -4,8 +4,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
 )
 
 func (h *Handlers) listUsers(c *gin.Context) {

@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
-	"wharf/internal/docframe"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/integration/docframe"
 )
 
 // frappeError is Frappe's error answer: the exception's class name, the

@@ -6,7 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/docframe"
+	"wharf/internal/integration/docframe"
 )
 
 // method calls a whitelisted method (Frappe's /api/method/<dotted.name>)

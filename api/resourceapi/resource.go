@@ -11,7 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/docframe"
+	"wharf/internal/integration/docframe"
 )
 
 func (h *Handlers) list(c *gin.Context) {

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/docframe"
+	"wharf/internal/integration/docframe"
 	"wharf/internal/orgsettings"
 )
 

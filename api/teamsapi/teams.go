@@ -4,7 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/teams"
 )
 

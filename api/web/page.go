@@ -1,6 +1,6 @@
 package web
 
-import "wharf/internal/paging"
+import "wharf/internal/infra/paging"
 
 // PageQuery lists the paging query parameters; list routes embed it in
 // their Query type.

@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/paging"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 )
 
 // MaxJSONBody bounds JSON request bodies.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Envelope is the spec's success and error shape:

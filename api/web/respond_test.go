@@ -14,7 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // fail runs Fail on a request whose context carries log, and returns the

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/api/web"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/widgets"
 )
 

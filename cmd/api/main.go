@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"wharf/app"
-	"wharf/internal/config"
-	"wharf/internal/database"
+	"wharf/internal/infra/config"
+	"wharf/internal/infra/database"
 )
 
 func main() {

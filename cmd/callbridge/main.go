@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"wharf/app"
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 )
 
 func main() {

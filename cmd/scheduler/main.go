@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"wharf/app"
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 )
 
 func main() {

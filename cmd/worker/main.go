@@ -11,15 +11,15 @@ import (
 	"syscall"
 
 	"wharf/app"
-	"wharf/internal/config"
-	"wharf/internal/wharfnotify"
+	"wharf/internal/infra/config"
+	"wharf/internal/integration/notify"
 )
 
 func main() {
 	// bin/worker eval-conditions: a process the worker starts to evaluate
-	// notification conditions under a memory limit (internal/wharfnotify).
-	if wharfnotify.IsEvaluator(os.Args) {
-		os.Exit(wharfnotify.ServeEvaluator(os.Stdin, os.Stdout))
+	// notification conditions under a memory limit (internal/integration/notify).
+	if notify.IsEvaluator(os.Args) {
+		os.Exit(notify.ServeEvaluator(os.Stdin, os.Stdout))
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)

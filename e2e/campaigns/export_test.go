@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"wharf/internal/apptest"
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 	"wharf/platformsim"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"wharf/internal/apptest"
-	"wharf/internal/metrics/metricstest"
+	"wharf/internal/infra/metrics/metricstest"
 	"wharf/jobs"
 	"wharf/platformsim"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

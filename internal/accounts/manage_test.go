@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -21,7 +21,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/app"
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 	"wharf/internal/testenv"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"wharf/app"
-	"wharf/internal/config"
+	"wharf/internal/infra/config"
 	"wharf/internal/testenv"
 	"wharf/platformsim"
 )

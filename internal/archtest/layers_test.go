@@ -43,20 +43,20 @@ var rank = map[string]int{layerCmd: 0, layerApp: 1, layerProcess: 2, layerHandle
 // inbound, accounts and contacts; inbound imports none of its consumers
 // (messaging, campaigns, templates); nothing imports messaging or campaigns.
 var domainRank = map[string]int{
-	"orgsettings": 0, "webhooks": 0, "docframe": 0,
-	"identity": 1, "accounts": 1, "contacts": 1, "teams": 1, "wharfnotify": 1,
+	"orgsettings": 0, "webhooks": 0, "integration/docframe": 0,
+	"identity": 1, "accounts": 1, "contacts": 1, "teams": 1, "integration/notify": 1,
 	"inbound": 2, "canned": 2, "customactions": 2, "transfers": 2, "dataops": 2, "pflows": 2, "catalogs": 2, "widgets": 2, "outbound": 2,
 	"templates": 3, "calling": 3,
 	"messaging": 4, "campaigns": 4,
-	"chatbot": 5, "wharfapp": 5, "wharfbulk": 5,
+	"chatbot": 5, "integration/messages": 5, "integration/bulk": 5,
 }
 
-// shared are the internal packages below the domains: they import no
-// domain.
+// shared are the internal packages below the domains, in internal/infra:
+// they import no domain.
 var shared = []string{"apperr", "tenant", "paging", "statuses", "secrets", "ratelimit", "authguard", "audio", "storage",
 	"safehttp", "phone", "config", "database", "metrics", "memo", "versioned", "ai", "live"}
 
-var testSupport = []string{"internal/testenv", "internal/testfactory", "internal/apptest", "internal/archtest", "internal/metrics/metricstest"}
+var testSupport = []string{"internal/testenv", "internal/testfactory", "internal/apptest", "internal/archtest", "internal/infra/metrics/metricstest"}
 
 // layerOf places a package of the module (its path without "wharf/"), or
 // returns "" for a package the table does not know.
@@ -85,7 +85,7 @@ func layerOf(path string) string {
 		if _, ok := domainRank[rest]; ok {
 			return layerDomain
 		}
-		if slices.Contains(shared, rest) {
+		if name, ok := strings.CutPrefix(rest, "infra/"); ok && slices.Contains(shared, name) {
 			return layerShared
 		}
 	case path == "jobs" || path == "models" || path == "platform" || path == "migrations":
@@ -234,9 +234,9 @@ func TestTheRuleRefusesForbiddenImports(t *testing.T) {
 		{"internal/accounts", "wharf/internal/campaigns", "domain accounts (rank 1) may import only domains of a lower rank"},
 		{"internal/identity", "wharf/internal/accounts", "domain identity (rank 1) may import only domains of a lower rank"},
 		{"internal/inbound", "wharf/internal/messaging", "domain inbound (rank 2)"},
-		{"internal/apperr", "wharf/internal/contacts", `may not import the layer "internal/<domain>" above it`},
+		{"internal/infra/apperr", "wharf/internal/contacts", `may not import the layer "internal/<domain>" above it`},
 		{"jobs", "wharf/internal/campaigns", "jobs, models, platform and migrations import nothing of ours"},
-		{"models", "wharf/internal/apperr", "import nothing of ours"},
+		{"models", "wharf/internal/infra/apperr", "import nothing of ours"},
 		{"api", "wharf/worker", "do not import one another"},
 		{"worker", "wharf/api", "do not import one another"},
 		{"api/contactsapi", "wharf/api/campaignsapi", "do not import one another"},
@@ -258,7 +258,7 @@ func TestTheRuleRefusesForbiddenImports(t *testing.T) {
 	for _, c := range []struct{ from, imp string }{
 		{"internal/campaigns", "wharf/internal/templates"},
 		{"internal/messaging", "wharf/internal/inbound"},
-		{"internal/tenant", "wharf/internal/apperr"},
+		{"internal/infra/tenant", "wharf/internal/infra/apperr"},
 		{"api/web", "wharf/internal/identity"},
 		{"api/campaignsapi", "wharf/module"},
 		{"module", "wharf/internal/inbound"},

@@ -17,7 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 	"wharf/platform"

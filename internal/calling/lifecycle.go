@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/live"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 )

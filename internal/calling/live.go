@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/models"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 	"wharf/models"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/paging"
-	"wharf/internal/phone"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/phone"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 )
 

@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/internal/orgsettings"
-	"wharf/internal/paging"
 	"wharf/internal/testfactory"
 	"wharf/models"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testfactory"
 	"wharf/models"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Call-control requests travel through Redis so that any api replica (or

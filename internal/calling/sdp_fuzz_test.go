@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
 	"wharf/internal/calling"
+	"wharf/internal/infra/apperr"
 )
 
 // FuzzCheckSDPOffer feeds any text to the offer check that runs before any

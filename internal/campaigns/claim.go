@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/metrics"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/metrics"
 	"wharf/models"
 )
 

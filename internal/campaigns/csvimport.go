@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/dataops"
-	"wharf/internal/phone"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/phone"
 	"wharf/internal/templates"
 	"wharf/models"
 )

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/phone"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/phone"
 	"wharf/internal/templates"
 	"wharf/models"
 )

@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/templates"
 	"wharf/jobs"
 	"wharf/models"

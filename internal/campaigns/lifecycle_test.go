@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
-	"wharf/internal/paging"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/jobs"

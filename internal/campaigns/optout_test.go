@@ -10,7 +10,7 @@ import (
 
 	"wharf/internal/campaigns"
 	"wharf/internal/contacts"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

@@ -15,7 +15,7 @@ import (
 // events outbox in the transaction of each of its changes: a chunk's
 // settled sends, provider statuses that moved its recipients, a recount.
 // The outbox dispatches the event at least once to the projector (a
-// webhooks.Subscriber, internal/wharfbulk), which reads the rows as they
+// webhooks.Subscriber, internal/integration/bulk), which reads the rows as they
 // are then (Sends, Progress). Other campaigns record nothing and pay
 // nothing: a lane knows its campaign's flag, and the statuses and
 // recounts read it once per campaign and process (projectedCampaign).

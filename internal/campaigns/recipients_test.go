@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
-	"wharf/internal/paging"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
-	"wharf/internal/metrics"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/metrics"
 	"wharf/internal/outbound"
 	"wharf/jobs"
 	"wharf/models"

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
 	"wharf/internal/campaigns"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

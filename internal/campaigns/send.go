@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"wharf/internal/metrics"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/phone"
 	"wharf/internal/outbound"
-	"wharf/internal/phone"
 	"wharf/internal/templates"
 	"wharf/models"
 	"wharf/platform"

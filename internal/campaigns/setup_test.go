@@ -9,8 +9,8 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/campaigns"
+	"wharf/internal/infra/ratelimit"
 	"wharf/internal/orgsettings"
-	"wharf/internal/ratelimit"
 	"wharf/internal/templates"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -9,7 +9,7 @@ import (
 
 	"wharf/internal/campaigns"
 	"wharf/internal/inbound"
-	"wharf/internal/statuses"
+	"wharf/internal/infra/statuses"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/jobs"

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/metrics"
+	"wharf/internal/infra/metrics"
 	"wharf/models"
 )
 

@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/tenant"
 	"wharf/internal/orgsettings"
-	"wharf/internal/paging"
-	"wharf/internal/tenant"
 	"wharf/models"
 )
 

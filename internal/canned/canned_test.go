@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/canned"
 	"wharf/internal/contacts"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -25,8 +25,8 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 	"wharf/platform"
 )

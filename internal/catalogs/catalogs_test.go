@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
 	"wharf/internal/catalogs"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

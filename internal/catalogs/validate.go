@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Limits on names and texts. The provider's own limits are not published

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"wharf/internal/ai"
+	"wharf/internal/infra/ai"
 	"wharf/models"
 )
 

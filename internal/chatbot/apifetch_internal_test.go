@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"testing"
 
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/safehttp"
 )
 
 // fillJSON makes every value one JSON string, inside a string of the body

@@ -24,10 +24,10 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/ai"
+	"wharf/internal/infra/ai"
+	"wharf/internal/infra/safehttp"
+	"wharf/internal/infra/secrets"
 	"wharf/internal/messaging"
-	"wharf/internal/safehttp"
-	"wharf/internal/secrets"
 	"wharf/internal/transfers"
 	"wharf/jobs"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testfactory"
 	"wharf/models"
 )

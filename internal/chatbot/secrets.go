@@ -4,8 +4,8 @@ import (
 	"maps"
 	"strconv"
 
-	"wharf/internal/apperr"
-	"wharf/internal/secrets"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/secrets"
 	"wharf/models"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/ai"
-	"wharf/internal/apperr"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/ai"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/models"
 )
 

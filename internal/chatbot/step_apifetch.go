@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"wharf/internal/apperr"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/models"
 )
 

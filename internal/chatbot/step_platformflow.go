@@ -3,7 +3,7 @@ package chatbot
 import (
 	"strings"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/messaging"
 	"wharf/models"
 )

@@ -1,7 +1,7 @@
 package chatbot
 
 import (
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/transfers"
 	"wharf/models"
 )

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/messaging"
-	"wharf/internal/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/transfers"

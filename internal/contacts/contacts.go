@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/live"
-	"wharf/internal/phone"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/live"
+	"wharf/internal/infra/phone"
+	"wharf/internal/infra/tenant"
 	"wharf/internal/webhooks"
 	"wharf/models"
 )

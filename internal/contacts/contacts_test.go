@@ -7,11 +7,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
 	"wharf/internal/identity"
-	"wharf/internal/paging"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

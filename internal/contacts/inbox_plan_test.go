@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/paging"
+	"wharf/internal/infra/paging"
 )
 
 // planNode is the part of EXPLAIN (FORMAT JSON) the test reads.

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/paging"
-	"wharf/internal/phone"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/phone"
 	"wharf/models"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/paging"
+	"wharf/internal/infra/paging"
 	"wharf/internal/testenv"
 	"wharf/models"
 )

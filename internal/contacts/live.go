@@ -3,7 +3,7 @@ package contacts
 import (
 	"github.com/google/uuid"
 
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/models"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/paging"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 	"wharf/internal/webhooks"
 	"wharf/models"
 )

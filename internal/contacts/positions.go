@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/paging"
+	"wharf/internal/infra/paging"
 	"wharf/models"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 )

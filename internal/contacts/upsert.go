@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/phone"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/phone"
 	"wharf/internal/webhooks"
 	"wharf/models"
 )

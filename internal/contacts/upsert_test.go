@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/jobs"

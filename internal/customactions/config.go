@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"wharf/internal/apperr"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/models"
 )
 

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"wharf/internal/apperr"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/testfactory"
 )
 

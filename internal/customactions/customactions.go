@@ -22,10 +22,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
+	"wharf/internal/infra/tenant"
 	"wharf/internal/orgsettings"
-	"wharf/internal/safehttp"
-	"wharf/internal/tenant"
 	"wharf/models"
 )
 

@@ -6,11 +6,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
 	"wharf/internal/customactions"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/orgsettings"
-	"wharf/internal/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

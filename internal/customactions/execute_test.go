@@ -15,9 +15,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/customactions"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/models"
 )
 

@@ -3,8 +3,8 @@ package customactions
 import (
 	"maps"
 
-	"wharf/internal/apperr"
-	"wharf/internal/secrets"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/secrets"
 )
 
 // A configuration's secrets are write-only (docs/API.md, "Secrets in

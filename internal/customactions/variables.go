@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Variables are the names an action's URL, headers and body may use as

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/safehttp"
 	"wharf/models"
 )
 

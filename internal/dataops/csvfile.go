@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // The limits of an import file: its size and data rows (the spec's), and

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // FuzzParseCSV checks the import file's parser on any bytes: it never

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // The file's format: a BOM and ";" separators, quoted fields over several

@@ -20,7 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/contacts"
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
 	"wharf/jobs"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 )
 

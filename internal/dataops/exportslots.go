@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // ExportSlots bounds the exports one api process streams at once, in all

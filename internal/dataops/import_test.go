@@ -11,11 +11,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
 	"wharf/internal/dataops"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/orgsettings"
-	"wharf/internal/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

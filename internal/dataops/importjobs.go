@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/paging"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/tenant"
 	"wharf/jobs"
 	"wharf/models"
 )

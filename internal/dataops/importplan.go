@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // plan places the table's import columns in the file: the index of the

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/contacts"
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 )
 
 // maxMessages bounds the messages of a result, so that a file of 10,000

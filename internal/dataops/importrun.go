@@ -16,9 +16,9 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 )
 

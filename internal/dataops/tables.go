@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
-	"wharf/internal/paging"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 )
 
 // column is a column of a table: its key, its label (the export's header,

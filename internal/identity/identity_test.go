@@ -13,9 +13,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
-	"wharf/internal/apperr"
-	"wharf/internal/database"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/database"
 	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/migrations"

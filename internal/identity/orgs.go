@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/models"
 )

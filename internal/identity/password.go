@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Password rules: the spec's minimum, and a maximum that bounds the work an

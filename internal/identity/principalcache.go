@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"wharf/internal/versioned"
+	"wharf/internal/infra/versioned"
 )
 
 // principalCache keeps loaded principals in process so that an authenticated

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/paging"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/models"
 )
 

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/statuses"
+	"wharf/internal/infra/statuses"
 	"wharf/models"
 	"wharf/platform"
 )

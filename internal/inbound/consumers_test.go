@@ -12,10 +12,10 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/database"
 	"wharf/internal/inbound"
-	"wharf/internal/ratelimit"
-	"wharf/internal/secrets"
+	"wharf/internal/infra/database"
+	"wharf/internal/infra/ratelimit"
+	"wharf/internal/infra/secrets"
 	"wharf/internal/testenv"
 	"wharf/jobs"
 	"wharf/platform"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // The webhooks refused per client address are limited: past 30 a minute

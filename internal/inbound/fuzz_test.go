@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/platform"
 )
 

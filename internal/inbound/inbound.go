@@ -26,10 +26,10 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
 	"wharf/internal/contacts"
-	"wharf/internal/metrics"
-	"wharf/internal/ratelimit"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/ratelimit"
 	"wharf/internal/webhooks"
 	"wharf/jobs"
 	"wharf/platform"

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"

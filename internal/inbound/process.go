@@ -10,8 +10,8 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
-	"wharf/internal/phone"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/phone"
 	"wharf/models"
 	"wharf/platform"
 )

@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/inbound"
-	"wharf/internal/statuses"
+	"wharf/internal/infra/statuses"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
-	"wharf/internal/statuses"
+	"wharf/internal/infra/statuses"
 	"wharf/models"
 	"wharf/platform"
 )

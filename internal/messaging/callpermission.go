@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/platform"
 )
 

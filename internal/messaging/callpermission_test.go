@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/phone"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/phone"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

@@ -8,10 +8,10 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/database"
 	"wharf/internal/inbound"
+	"wharf/internal/infra/database"
+	"wharf/internal/infra/statuses"
 	"wharf/internal/messaging"
-	"wharf/internal/statuses"
 	"wharf/internal/testenv"
 	"wharf/platform"
 )

@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/inbound"
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 	"wharf/internal/webhooks"
 	"wharf/models"
 	"wharf/platform"

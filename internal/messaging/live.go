@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/live"
+	"wharf/internal/infra/live"
 	"wharf/models"
 )
 

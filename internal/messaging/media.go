@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/platform"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"wharf/internal/contacts"
 	"wharf/internal/inbound"
+	"wharf/internal/infra/statuses"
 	"wharf/internal/orgsettings"
 	"wharf/internal/outbound"
-	"wharf/internal/statuses"
 	"wharf/models"
 )
 

@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
 	"wharf/internal/inbound"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"

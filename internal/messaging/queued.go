@@ -10,9 +10,9 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/phone"
 	"wharf/internal/outbound"
-	"wharf/internal/phone"
 	"wharf/internal/templates"
 	"wharf/internal/webhooks"
 	"wharf/jobs"

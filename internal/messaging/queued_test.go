@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/messaging"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -15,7 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/outbound"
 	"wharf/internal/webhooks"
 	"wharf/jobs"

@@ -379,7 +379,7 @@ func TestQueuedBatch(t *testing.T) {
 		// ...9901 is accepted, ...9902 rejected (131026), ...9903's
 		// connection breaks: the sweeper fails it later. Each is a
 		// batch-mate of the API send's task, and a framework document
-		// projects it (QueueTemplateIn + Project, as wharfapp queues one).
+		// projects it (QueueTemplateIn + Project, as messages queues one).
 		fp := &fakeProvider{how: func(to string, n int) func(http.ResponseWriter) {
 			switch {
 			case strings.HasSuffix(to, "9902"):

@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/live"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/live"
 	"wharf/models"
 	"wharf/platform"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"wharf/internal/apperr"
-	"wharf/internal/storage"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/storage"
 	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"

@@ -17,10 +17,10 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
 	"wharf/internal/inbound"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/storage"
 	"wharf/internal/messaging"
-	"wharf/internal/storage"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/jobs"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/messaging"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

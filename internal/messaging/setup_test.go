@@ -10,10 +10,10 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/contacts"
+	"wharf/internal/infra/safehttp"
+	"wharf/internal/infra/storage"
 	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
-	"wharf/internal/safehttp"
-	"wharf/internal/storage"
 	"wharf/internal/templates"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

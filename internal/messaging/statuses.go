@@ -7,7 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/inbound"
-	"wharf/internal/statuses"
+	"wharf/internal/infra/statuses"
 	"wharf/internal/webhooks"
 	"wharf/models"
 )

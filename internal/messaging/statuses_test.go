@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/inbound"
+	"wharf/internal/infra/statuses"
 	"wharf/internal/messaging"
-	"wharf/internal/statuses"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

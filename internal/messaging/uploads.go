@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 	"wharf/platform"
 )

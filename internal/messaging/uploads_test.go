@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/storage"
 	"wharf/internal/messaging"
-	"wharf/internal/storage"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

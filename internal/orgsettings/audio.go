@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/audio"
-	"wharf/internal/storage"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/audio"
+	"wharf/internal/infra/storage"
 )
 
 // Audio kinds an organization can upload.

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Opt-out and opt-in keywords (docs/CAMPAIGNS.md, Opt-outs). An incoming

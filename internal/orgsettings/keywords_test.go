@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/phone"
+	"wharf/internal/infra/phone"
 )
 
 // Masker hides contacts' phone numbers and names when the organization asks

@@ -18,11 +18,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/audio"
-	"wharf/internal/secrets"
-	"wharf/internal/storage"
-	"wharf/internal/versioned"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/audio"
+	"wharf/internal/infra/secrets"
+	"wharf/internal/infra/storage"
+	"wharf/internal/infra/versioned"
 	"wharf/models"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/storage"
 	"wharf/internal/orgsettings"
-	"wharf/internal/storage"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

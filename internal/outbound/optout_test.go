@@ -7,9 +7,9 @@ import (
 
 	"wharf/internal/accounts"
 	"wharf/internal/contacts"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/orgsettings"
 	"wharf/internal/outbound"
-	"wharf/internal/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

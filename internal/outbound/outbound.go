@@ -34,8 +34,8 @@ import (
 	"time"
 
 	"wharf/internal/accounts"
-	"wharf/internal/metrics"
-	"wharf/internal/ratelimit"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/ratelimit"
 	"wharf/models"
 	"wharf/platform"
 )

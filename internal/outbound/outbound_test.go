@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
+	"wharf/internal/infra/ratelimit"
 	"wharf/internal/orgsettings"
 	"wharf/internal/outbound"
-	"wharf/internal/ratelimit"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/models"

@@ -27,9 +27,9 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
-	"wharf/internal/paging"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 	"wharf/platform"
 )

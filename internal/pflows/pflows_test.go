@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/internal/orgsettings"
-	"wharf/internal/paging"
 	"wharf/internal/pflows"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/models"
 	"wharf/platform"
 )

@@ -20,8 +20,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 )
 

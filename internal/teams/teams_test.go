@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/teams"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/models"
 	"wharf/platform"
 )

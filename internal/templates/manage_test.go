@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
 	"wharf/internal/orgsettings"
-	"wharf/internal/paging"
 	"wharf/internal/templates"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -14,9 +14,9 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
-	"wharf/internal/apperr"
-	"wharf/internal/memo"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/memo"
+	"wharf/internal/infra/tenant"
 	"wharf/jobs"
 	"wharf/models"
 	"wharf/platform"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // Template rules (the provider's, checked before anything is submitted).

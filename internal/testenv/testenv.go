@@ -33,7 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
-	"wharf/internal/database"
+	"wharf/internal/infra/database"
 	"wharf/migrations"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // WantError fails the test unless err is an apperr error of kind whose

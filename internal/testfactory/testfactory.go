@@ -27,7 +27,7 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/identity"
-	"wharf/internal/secrets"
+	"wharf/internal/infra/secrets"
 	"wharf/models"
 )
 

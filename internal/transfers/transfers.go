@@ -24,8 +24,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/live"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/live"
 	"wharf/models"
 )
 

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
 	"wharf/internal/identity"
-	"wharf/internal/paging"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/paging"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/teams"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"

@@ -18,9 +18,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/metrics"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/safehttp"
 	"wharf/jobs"
 	"wharf/models"
 )

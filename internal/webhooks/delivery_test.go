@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

@@ -3,8 +3,8 @@ package webhooks
 import (
 	"strings"
 
-	"wharf/internal/apperr"
-	"wharf/internal/secrets"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/secrets"
 	"wharf/models"
 )
 

@@ -17,11 +17,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wharf/internal/apperr"
-	"wharf/internal/metrics"
-	"wharf/internal/safehttp"
-	"wharf/internal/secrets"
-	"wharf/internal/tenant"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/metrics"
+	"wharf/internal/infra/safehttp"
+	"wharf/internal/infra/secrets"
+	"wharf/internal/infra/tenant"
 	"wharf/jobs"
 	"wharf/models"
 )
@@ -44,7 +44,7 @@ const (
 // EventMessageChanged is an internal event, not in the Catalog (no webhook
 // subscribes to it): a message that a framework document projects
 // (models.Message.Projected) changed. Its data is {"message_id": core id};
-// the projector (a Subscriber, internal/wharfapp) reads the row itself, so
+// the projector (a Subscriber, internal/integration/messages) reads the row itself, so
 // the events of one message may be applied in any order and more than once.
 const EventMessageChanged = "message.changed"
 
@@ -52,7 +52,7 @@ const EventMessageChanged = "message.changed"
 // subscribes to it): a campaign that a framework document projects
 // (models.Campaign.Projected, a bulk message) changed: a chunk's sends
 // settled, provider statuses moved recipients, or a recount. Its data is
-// campaigns.Change; the projector (a Subscriber, internal/wharfbulk) reads
+// campaigns.Change; the projector (a Subscriber, internal/integration/bulk) reads
 // the rows itself, so the events may be applied in any order and more than
 // once.
 const EventCampaignChanged = "campaign.changed"

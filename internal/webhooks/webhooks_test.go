@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
-	"wharf/internal/safehttp"
+	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/safehttp"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/webhooks"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/internal/testfactory"
 	"wharf/internal/widgets"
 	"wharf/models"

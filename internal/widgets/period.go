@@ -3,7 +3,7 @@ package widgets
 import (
 	"time"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 )
 
 // MaxPeriodDays bounds a widget's period (a leap year): a figure is one

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wharf/internal/paging"
+	"wharf/internal/infra/paging"
 	"wharf/models"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"wharf/internal/apperr"
+	"wharf/internal/infra/apperr"
 	"wharf/models"
 )
 
