@@ -32,7 +32,11 @@ func TestControlRequestsInFlightAreBoundedPerOrganization(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "two requests in flight", func() bool { return rdb.ZCard(ctx, inFlightKey(org)).Val() == 2 })
+	// In flight and queued: a request is counted before it is pushed, so
+	// both are waited for before the third is refused (CI saw one pushed).
+	waitFor(t, "two requests in flight and queued", func() bool {
+		return rdb.ZCard(ctx, inFlightKey(org)).Val() == 2 && rdb.LLen(ctx, queue).Val() == 2
+	})
 
 	start := time.Now()
 	_, err := s.call(ctx, queue, &Request{Op: OpHold, OrgID: org, CallLogID: uuid.New()}, 30*time.Second)

@@ -155,7 +155,7 @@ func TestNilSetRecordsNothing(t *testing.T) {
 // The dashboard is importable (a Prometheus datasource variable that every
 // panel uses) and queries only metrics that the processes expose.
 func TestDashboardQueriesExposedMetrics(t *testing.T) {
-	b, err := os.ReadFile("../../deploy/grafana/wharf.json")
+	b, err := os.ReadFile("../../../deploy/grafana/wharf.json")
 	if err != nil {
 		t.Fatal(err)
 	}
