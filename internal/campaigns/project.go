@@ -59,10 +59,10 @@ func (s *Service) publishChange(ctx context.Context, orgID uuid.UUID, ids ...uui
 	}
 }
 
-// projectedCampaign tells whether a campaign is projected, read through db
-// once per campaign and process: the flag is set at the launch and never
-// changes.
-func (s *Service) projectedCampaign(ctx context.Context, db *gorm.DB, id uuid.UUID) (bool, error) {
+// projectedCampaign tells whether a campaign of the organization is
+// projected, read through db once per campaign and process: the flag is set
+// at the launch and never changes.
+func (s *Service) projectedCampaign(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (bool, error) {
 	if s.outbox == nil {
 		return false, nil
 	}
@@ -70,7 +70,7 @@ func (s *Service) projectedCampaign(ctx context.Context, db *gorm.DB, id uuid.UU
 		return v.(bool), nil
 	}
 	var rows []bool
-	if err := db.WithContext(ctx).Raw(`SELECT projected FROM campaigns WHERE id = ?`, id).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(`SELECT projected FROM campaigns WHERE id = ? AND organization_id = ?`, id, orgID).Scan(&rows).Error; err != nil {
 		return false, err
 	}
 	if len(rows) == 0 {
@@ -124,7 +124,7 @@ func (s *Service) recordRetried(ctx context.Context, tx *gorm.DB, c *models.Camp
 	}
 	var sends []Send
 	if err := tx.WithContext(ctx).Raw(`SELECT `+sendColumns+` FROM campaign_recipients
-		WHERE campaign_id = ? AND status = 'failed' AND platform_message_id IS NOT NULL ORDER BY seq`, c.ID).Scan(&sends).Error; err != nil {
+		WHERE campaign_id = ? AND organization_id = ? AND status = 'failed' AND platform_message_id IS NOT NULL ORDER BY seq`, c.ID, c.OrganizationID).Scan(&sends).Error; err != nil {
 		return uuid.Nil, err
 	}
 	if len(sends) == 0 {

@@ -43,7 +43,7 @@ func (s *Service) RequestRecount(ctx context.Context, orgID, campaignID uuid.UUI
 // A projected campaign's recount records campaign.changed in its
 // transaction (project.go).
 func (s *Service) Recount(ctx context.Context, orgID, campaignID uuid.UUID) error {
-	projected, err := s.projectedCampaign(ctx, s.db, campaignID)
+	projected, err := s.projectedCampaign(ctx, s.db, orgID, campaignID)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (s *Service) ApplyStatuses(ctx context.Context, tx *gorm.DB, b inbound.Stat
 	var events []uuid.UUID
 	var matched []string
 	for id := range touched {
-		projected, err := s.projectedCampaign(ctx, tx, id)
+		projected, err := s.projectedCampaign(ctx, tx, orgID, id)
 		if err != nil {
 			return inbound.StatusResult{}, err
 		}
