@@ -85,9 +85,9 @@ func (s *Service) Find(ctx context.Context, db *gorm.DB, f Filter) ([]Found, err
 			return nil, nil
 		}
 		if len(values) == 1 {
-			where, args = append(where, fmt.Sprintf("(data ->> '%s') = ?", field)), append(args, values[0])
+			where, args = append(where, fieldText(field)+" = ?"), append(args, values[0])
 		} else {
-			where, args = append(where, fmt.Sprintf("(data ->> '%s') IN ?", field)), append(args, values)
+			where, args = append(where, fieldText(field)+" IN ?"), append(args, values)
 		}
 	}
 	for _, field := range f.Blank {

@@ -36,7 +36,11 @@ func valueExpr(f *Field) string {
 }
 
 // textExpr is a field's value as text, for like and search_term.
-func textExpr(f *Field) string { return fmt.Sprintf("(data ->> '%s')", f.Fieldname) }
+func textExpr(f *Field) string { return fieldText(f.Fieldname) }
+
+// fieldText is the text of a field by name, as its index stores it (the
+// name is checked by the caller: fieldnameRE).
+func fieldText(name string) string { return fmt.Sprintf("(data ->> '%s')", name) }
 
 // fieldIndex is one index a DocType's field asks for.
 type fieldIndex struct {
