@@ -75,6 +75,48 @@ func TestUpsert(t *testing.T) {
 		}
 	})
 
+	// A known contact that needs no change is read, not written: no new row
+	// version (its xmin stays), so no index entry and no trigger; a new
+	// profile name or a first account is written.
+	t.Run("WritesTheContactOnlyWhenItChanges", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		acc := bundle.f.Account(bundle.org.ID)
+		version := func() (xmin string) {
+			t.Helper()
+			if err := bundle.f.DB.Raw(`SELECT xmin::text FROM contacts WHERE organization_id = ?`, bundle.org.ID).Scan(&xmin).Error; err != nil {
+				t.Fatal(err)
+			}
+			return xmin
+		}
+		run := func(accountID *uuid.UUID, profile string) *models.Contact {
+			t.Helper()
+			var c *models.Contact
+			if err := bundle.f.DB.Transaction(func(tx *gorm.DB) error {
+				var err error
+				c, _, err = svc.Upsert(ctx, tx, bundle.org.ID, "+15550103002", accountID, profile, "incoming")
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		run(nil, "Ada")
+		v := version()
+		for _, c := range []*models.Contact{run(nil, "Ada"), run(nil, "")} {
+			if c.ProfileName != "Ada" || version() != v {
+				t.Fatalf("an unchanged contact %+v was written (xmin %s, was %s)", c, version(), v)
+			}
+		}
+		if c := run(&acc.ID, ""); c.AccountID == nil || *c.AccountID != acc.ID || version() == v {
+			t.Fatalf("the first account was not written: %+v", c)
+		}
+		v = version()
+		if c := run(&acc.ID, "Ada L."); c.ProfileName != "Ada L." || version() == v {
+			t.Fatalf("a new profile name was not written: %+v", c)
+		}
+	})
+
 	t.Run("FindOrCreateAnnouncesOnlyToListeners", func(t *testing.T) {
 		t.Parallel()
 		svc, bundle := setup(t)
