@@ -62,23 +62,25 @@ func (s *Service) storeIncoming(ctx context.Context, tx *gorm.DB, c *models.Cont
 	// created_at is the wall clock of the insert, not of the transaction's
 	// start: a contact's events are applied one after another, so it records
 	// the order of application, the tiebreaker within one second.
-	res := tx.WithContext(ctx).Exec(`INSERT INTO messages (id, organization_id, contact_id, account_id, platform_message_id,
+	//
+	// The inbox's columns move in the same statement, only when the message
+	// is new: one more unread message, and the preview when this message is
+	// the latest (SET reads the row as it was, so the CASE compares with the
+	// previous last one).
+	var inserted int
+	err := tx.WithContext(ctx).Raw(`WITH m AS (INSERT INTO messages (id, organization_id, contact_id, account_id, platform_message_id,
 		direction, type, content, status, occurred_at, media_status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, clock_timestamp())
-		ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING`,
-		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at, m.MediaStatus)
-	if res.Error != nil || res.RowsAffected == 0 {
-		return nil, uuid.Nil, res.Error
-	}
-	// The inbox's columns move in the same statement: one more unread
-	// message, and the preview when this message is the latest (SET reads
-	// the row as it was, so the CASE compares with the previous last one).
-	if err := tx.WithContext(ctx).Exec(`UPDATE contacts SET
+		ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING RETURNING id),
+	c AS (UPDATE contacts SET
 		unread_count = unread_count + 1,
 		last_message_preview = CASE WHEN ? >= COALESCE(last_message_at, '-infinity') THEN ? ELSE last_message_preview END,
 		last_message_direction = CASE WHEN ? >= COALESCE(last_message_at, '-infinity') THEN ? ELSE last_message_direction END,
 		last_message_at = GREATEST(COALESCE(last_message_at, ?), ?),
-		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ?`,
-		at, Preview(typ, content), at, models.DirectionIncoming, at, at, at, at, c.ID).Error; err != nil {
+		last_inbound_at = GREATEST(COALESCE(last_inbound_at, ?), ?), updated_at = now() WHERE id = ? AND EXISTS (SELECT 1 FROM m))
+	SELECT count(*) FROM m`,
+		m.ID, m.OrganizationID, m.ContactID, accountID, in.ID, m.Direction, m.Type, m.Content, m.Status, at, m.MediaStatus,
+		at, Preview(typ, content), at, models.DirectionIncoming, at, at, at, at, c.ID).Scan(&inserted).Error
+	if err != nil || inserted == 0 {
 		return nil, uuid.Nil, err
 	}
 	eventID, err := s.webhooks.Emit(ctx, tx, c.OrganizationID, webhooks.EventMessageIncoming, eventData(&m, c, accountName))
