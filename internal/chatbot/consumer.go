@@ -33,7 +33,29 @@ func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.I
 		// Off, or a message delivered twice (the first delivery asked).
 		return inbound.MessageResult{}, res.Error
 	}
-	return inbound.MessageResult{AfterCommit: func(ctx context.Context) { s.enqueue(ctx, orgID, contactID) }}, nil
+	return inbound.MessageResult{AfterCommit: func(ctx context.Context) { s.evaluateNow(ctx, orgID, contactID) }}, nil
+}
+
+// evaluateNow evaluates the contact's waiting messages in the inbound task
+// that stored them, right after its commit, instead of in a chatbot:evaluate
+// task of their own: the queue's round trip (enqueue, poll, dequeue and done,
+// three Redis scripts) was a third of a reply's latency and a tenth of the
+// worker's CPU at 200 messages a second (docs/BENCHMARKS.md, "Chatbot
+// replies, round 3"). Both tasks run in the critical queue, so the worker's
+// slots are spent as before. Whatever cannot be finished now goes to a task,
+// as before: the contact's lock held by another evaluation, the
+// organization at its share of the worker, more messages after the first
+// batch, an error.
+func (s *Service) evaluateNow(ctx context.Context, orgID, contactID uuid.UUID) {
+	err := s.evaluate(ctx, orgID, contactID, true)
+	if err == nil {
+		return
+	}
+	var busy *jobs.RateLimited
+	if !errors.As(err, &busy) && !errors.Is(err, errMore) {
+		s.log.Warn("chatbot evaluation failed; a task retries it", "contact_id", contactID, "error", err)
+	}
+	s.enqueue(ctx, orgID, contactID)
 }
 
 // evaluable reports the incoming messages the bot answers: text, reply

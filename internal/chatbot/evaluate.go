@@ -42,6 +42,16 @@ const maxBatch = 20
 // looks again a second later (jobs.RateLimited, which is not a failure), in
 // case the holder finished just before its message arrived.
 func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) error {
+	return s.evaluate(ctx, orgID, contactID, false)
+}
+
+// errMore is evaluateNow's: messages still wait after one batch (a task
+// takes them, so an inbound task evaluates one batch at most).
+var errMore = errors.New("chatbot: more messages wait")
+
+// evaluate is Evaluate; once evaluates one batch, and answers errMore when
+// more messages wait after it.
+func (s *Service) evaluate(ctx context.Context, orgID, contactID uuid.UUID, once bool) error {
 	if s.slots.full(orgID) {
 		return &jobs.RateLimited{RetryAfter: retryBusy, Reason: errOrgBusy.Error()}
 	}
@@ -83,6 +93,9 @@ func (s *Service) Evaluate(ctx context.Context, orgID, contactID uuid.UUID) erro
 			err = uerr
 		}
 		if err == nil && more {
+			if once {
+				return errMore
+			}
 			continue
 		}
 		if errors.Is(err, errOrgBusy) {
