@@ -103,7 +103,6 @@ var tableExceptions = []tableException{
 	{"internal/widgets", "campaign_recipients", "the campaigns source filters by recipient status in its one statement: a widget's figure is one statement over its source's tables by design"},
 	{"internal/widgets", "campaigns", "the overview counts sending campaigns: a widget's figure is one statement over its source's tables by design"},
 	{"internal/widgets", "messages", "the messages source and the overview count messages: a widget's figure is one statement over its source's tables by design"},
-	{"internal/widgets", "organizations", "the overview reads the organization's timezone: to go behind orgsettings' Timezones, as campaigns and chatbot do"},
 	{"internal/widgets", "platform_accounts", "the sources group and filter by account name in their one statement: a widget's figure is one statement over its source's tables by design"},
 }
 
