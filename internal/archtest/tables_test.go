@@ -69,8 +69,6 @@ var tableExceptions = []tableException{
 	{"internal/campaigns", "messages", "the replies' report reads a recipient's first incoming message by the (contact_id, occurred_at) index in its statement: to move behind messaging's read interface"},
 	{"internal/campaigns", "platform_accounts", "a lane reads its campaign's status with its account's status in one statement between chunks: to go behind accounts (the outbound Sender already marks the account)"},
 
-	{"internal/catalogs", "platform_accounts", "the catalogs' listing joins their account's name: to go behind accounts' batch lookup"},
-
 	{"internal/chatbot", "agent_transfers", "an evaluation reads whether the contact is transferred to an agent in the statement that locks its session: to move behind a transfers read interface taking the transaction"},
 	{"internal/chatbot", "contacts", "an evaluation reads the contact's name and number with its session, and the sessions' listing joins them: to go behind contacts' read interface"},
 	{"internal/chatbot", "messages", "the chatbot reads the stored incoming message and the conversation's recent messages (AI context): to be moved behind messaging's read interface"},
