@@ -188,7 +188,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d := &domains{Identity: ids, Settings: settings, Live: live.NewBus(in.Redis, log)}
 	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
-	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live)
+	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live, ids)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	// Every message leaves through one sender: one budget per account in
 	// Redis paces replies, API sends and campaigns together; marketing

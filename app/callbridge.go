@@ -14,6 +14,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/calling"
 	"wharf/internal/contacts"
+	"wharf/internal/identity"
 	"wharf/internal/infra/config"
 	"wharf/internal/infra/live"
 	"wharf/internal/infra/metrics"
@@ -91,7 +92,10 @@ func NewCallBridge(ctx context.Context, c config.CallBridge, log *slog.Logger) (
 	// The callbridge publishes its calls' events (ringing, answered,
 	// ended) for the api's event streams.
 	pub := live.NewBus(in.Redis, log)
-	calls := calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: accts, Contacts: contacts.NewService(in.DB, hooks, pub),
+	// identity here only reads users: the agents' names, and who may
+	// be assigned a call.
+	ids := identity.NewService(in.DB, nil, nil, log)
+	calls := calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: accts, Contacts: contacts.NewService(in.DB, hooks, pub, ids),
 		Settings: settings, Provider: provider, Live: pub, Log: log, Config: calling.Config{OutgoingWait: c.OutgoingWait}})
 	cb.Server = callbridge.New(callbridge.Deps{Calls: calls, Bridge: calling.NewBridge(in.Redis, uuid.NewString()), Engine: engine,
 		Provider: provider, Store: store, Audio: settings, Metrics: m, Log: log,

@@ -76,7 +76,6 @@ var tableExceptions = []tableException{
 	{"internal/chatbot", "teams", "a transfer step checks its team exists when a flow is saved: to go behind the teams service"},
 
 	{"internal/contacts", "agent_transfers", "an agent sees the contacts transferred to them: the visibility condition is a subquery of the contacts' own queries (paging and counts in one statement); transfers is above contacts, so only a condition given at construction could replace it"},
-	{"internal/contacts", "users", "a contact's notes join their author's name: to go behind identity's read of users"},
 
 	{"internal/dataops", "contact_tags", "export streams contacts with their tags through one server-side cursor: a read interface per row would not stream"},
 	{"internal/dataops", "organization_members", "import checks assigned agents are members of the organization: to go behind identity"},

@@ -51,7 +51,7 @@ func setup(t *testing.T, cfg calling.Config, store calling.Store) (*calling.Serv
 	policy := safehttp.Policy{AllowPrivate: true}
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
 	accts := accounts.NewService(f.DB, f.Box, p.Client, settings, q.Enqueuer, testenv.Quiet())
-	cs := contacts.NewService(f.DB, wh, nil)
+	cs := contacts.NewService(f.DB, wh, nil, nil)
 	msgs := messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: cs,
 		Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()), Webhooks: wh, Provider: p.Client,
 		Enqueuer: q.Enqueuer, Policy: policy, Log: testenv.Quiet()})
