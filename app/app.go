@@ -216,7 +216,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
-	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Live: d.Live, Log: log})
+	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Members: ids, Enqueuer: in.Enq, Live: d.Live, Log: log})
 	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
 		Policy: policy, Log: log})
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)

@@ -78,7 +78,6 @@ var tableExceptions = []tableException{
 	{"internal/contacts", "agent_transfers", "an agent sees the contacts transferred to them: the visibility condition is a subquery of the contacts' own queries (paging and counts in one statement); transfers is above contacts, so only a condition given at construction could replace it"},
 
 	{"internal/dataops", "contact_tags", "export streams contacts with their tags through one server-side cursor: a read interface per row would not stream"},
-	{"internal/dataops", "organization_members", "import checks assigned agents are members of the organization: to go behind identity"},
 	{"internal/dataops", "platform_accounts", "import maps account names to ids, and export writes each contact's account name in the cursor's statement: to go behind accounts' batch lookup for import"},
 	{"internal/dataops", "tags", "export streams contacts with their tags' names through one server-side cursor (see contact_tags)"},
 
