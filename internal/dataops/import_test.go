@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"wharf/internal/contacts"
-	"wharf/internal/identity"
 	"wharf/internal/dataops"
+	"wharf/internal/identity"
 	"wharf/internal/infra/apperr"
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/orgsettings"
