@@ -195,6 +195,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// templates skip contacts who opted out (outbound's first rule).
 	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m,
 		OptOuts: d.Contacts, Log: log})
+	d.Teams = teams.NewService(in.DB, ids)
 	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
@@ -211,7 +212,6 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
 	d.Bulk = bulk.New(bulk.Deps{DB: in.DB, Campaigns: d.Campaigns, Log: log,
 		Resolver: bulkResolver{wharf: d.Wharf, core: bulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
-	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Timezones: settings, Enqueuer: in.Enq, Log: log,

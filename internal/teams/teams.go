@@ -39,13 +39,23 @@ type Caller struct {
 
 // Service manages teams.
 type Service struct {
-	db  *gorm.DB
-	now func() time.Time
+	db     *gorm.DB
+	people People
+	now    func() time.Time
+}
+
+// People reads the organization's users and memberships (the identity
+// domain): a team member must be a member of the organization, and the
+// members' listing and the assignments read their names and flags. db is
+// the caller's transaction or pool.
+type People interface {
+	Users(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error)
+	IsMember(ctx context.Context, orgID, userID uuid.UUID) (bool, error)
 }
 
 // NewService wires the teams domain.
-func NewService(db *gorm.DB) *Service {
-	return &Service{db: db, now: func() time.Time { return time.Now().UTC() }}
+func NewService(db *gorm.DB, people People) *Service {
+	return &Service{db: db, people: people, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // View is a team with its number of members.
