@@ -196,7 +196,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m,
 		OptOuts: d.Contacts, Log: log})
 	d.Teams = teams.NewService(in.DB, ids)
-	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
+	d.Transfers = transfers.NewService(transfers.Deps{DB: in.DB, Events: d.Webhooks, Live: d.Live, Contacts: d.Contacts, People: ids, Teams: d.Teams})
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)

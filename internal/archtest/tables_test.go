@@ -86,12 +86,6 @@ var tableExceptions = []tableException{
 	{"internal/messaging", "templates", "a queued batch claims its messages with their template in one statement (the send path's cost): to go behind templates' cached lookup if it stays as cheap"},
 	{"internal/messaging", "webhooks", "a queued batch's claim checks whether a webhook listens to message events in the same statement, so the send writes no outbox row for nobody: to go behind webhooks' read interface"},
 
-	{"internal/transfers", "contacts", "the transfers' listing joins the contact's name and a transfer checks its contact exists in its transaction: to go behind contacts' read interface"},
-	{"internal/transfers", "organization_members", "assignment checks the agent belongs to the organization: to go behind identity"},
-	{"internal/transfers", "team_members", "round-robin assignment locks and updates team_members.last_assigned_at in the transfer's transaction, and an agent's listing reads their teams: to move behind a teams assignment method taking the transaction"},
-	{"internal/transfers", "teams", "a transfer locks its team (FOR UPDATE) in its transaction, and the listing joins team names: to move behind the teams service"},
-	{"internal/transfers", "users", "the listing joins the agent's name and assignment skips inactive agents: to go behind identity's read of users"},
-
 	{"internal/widgets", "agent_transfers", "the overview counts unassigned transfers: a widget's figure is one statement over its source's tables by design (docs/ARCHITECTURE.md, internal/widgets)"},
 	{"internal/widgets", "campaign_recipients", "the campaigns source filters by recipient status in its one statement: a widget's figure is one statement over its source's tables by design"},
 	{"internal/widgets", "campaigns", "the overview counts sending campaigns: a widget's figure is one statement over its source's tables by design"},

@@ -212,3 +212,23 @@ func duplicateName(err error) error {
 	}
 	return err
 }
+
+// Names answers the names of the organization's teams among ids (an id of
+// no team of the organization is absent), read in db, the caller's
+// transaction or pool: other domains' listings name their rows' teams with
+// one lookup per page.
+func (s *Service) Names(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error) {
+	out := make(map[uuid.UUID]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID   uuid.UUID
+		Name string
+	}
+	err := db.WithContext(ctx).Model(&models.Team{}).Scopes(tenant.Scope(orgID)).Select("id, name").Where("id IN ?", ids).Scan(&rows).Error
+	for _, r := range rows {
+		out[r.ID] = r.Name
+	}
+	return out, err
+}

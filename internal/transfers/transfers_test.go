@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wharf/internal/contacts"
 	"wharf/internal/identity"
 	"wharf/internal/infra/apperr"
 	"wharf/internal/infra/paging"
@@ -42,7 +43,10 @@ func setup(t *testing.T) (*transfers.Service, *bundle) {
 		t.Fatal(err)
 	}
 	admin := f.User(org, identity.RoleAdmin)
-	return transfers.NewService(f.DB, wh, nil), &bundle{f: f, org: org, teams: teams.NewService(f.DB, identity.NewService(f.DB, nil, nil, testenv.Quiet())), admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
+	ids := identity.NewService(f.DB, nil, nil, testenv.Quiet())
+	ts := teams.NewService(f.DB, ids)
+	s := transfers.NewService(transfers.Deps{DB: f.DB, Events: wh, Contacts: contacts.NewService(f.DB, wh, nil, ids), People: ids, Teams: ts})
+	return s, &bundle{f: f, org: org, teams: ts, admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
 }
 
 // team creates a team with n available agents and returns it with their ids.
