@@ -221,7 +221,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Policy: policy, Log: log})
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
 	d.Widgets = widgets.NewService(in.DB, settings)
-	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings, Live: d.Live,
+	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, People: ids, Teams: d.Teams, Settings: settings, Live: d.Live,
 		Messages: d.Messaging, Store: store, Provider: provider, Log: log,
 		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL,
 			MaxInFlight: callc.ControlMaxInFlight}})

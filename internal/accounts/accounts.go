@@ -104,6 +104,19 @@ func (s *Service) Names(ctx context.Context, orgID uuid.UUID, ids []uuid.UUID) (
 	return out, err
 }
 
+// IDNamed answers the id of the organization's account with this name
+// (case-insensitive, as ByName), uuid.Nil when it has none, without opening
+// it: a filter by account name resolves it before its statement.
+func (s *Service) IDNamed(ctx context.Context, orgID uuid.UUID, name string) (uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Scopes(tenant.Scope(orgID)).
+		Where("lower(name) = lower(?)", strings.TrimSpace(name)).Limit(1).Pluck("id", &ids).Error
+	if err != nil || len(ids) == 0 {
+		return uuid.Nil, err
+	}
+	return ids[0], nil
+}
+
 // Get returns one account with its token.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*Account, error) {
 	row, err := tenant.Get[models.PlatformAccount](ctx, s.db, orgID, id, "account not found")

@@ -59,12 +59,6 @@ var tableExceptions = []tableException{
 
 	{"internal/accounts", "organizations", "webhook routing reads each account's organization's own app secret in the same statement: to move behind identity (or orgsettings) once the secret has an owner's read"},
 
-	{"internal/calling", "contacts", "the call log joins its contact's name and number for the listing: to go behind a contacts batch lookup"},
-	{"internal/calling", "platform_accounts", "the call log's filter resolves an account by name in its statement: to go behind accounts' lookup by name"},
-	{"internal/calling", "team_members", "a call's round-robin assignment locks and updates team_members.last_assigned_at in the call's transaction (as transfers do): to move behind a teams assignment method taking the transaction"},
-	{"internal/calling", "teams", "a call's assignment reads the team's strategy and checks it exists in the call's transaction: to move behind the teams service"},
-	{"internal/calling", "users", "the call log joins its agent's name, and assignment skips inactive agents: to go behind identity's read of users"},
-
 	{"internal/campaigns", "contacts", "an audience's recipients are inserted from contacts in one INSERT ... SELECT (100,000 rows), and the replies' report finds a recipient's contact by number: a read interface would cost a round trip per row; contacts' audience conditions are built by contacts (Audiences)"},
 	{"internal/campaigns", "messages", "the replies' report reads a recipient's first incoming message by the (contact_id, occurred_at) index in its statement: to move behind messaging's read interface"},
 	{"internal/campaigns", "platform_accounts", "a lane reads its campaign's status with its account's status in one statement between chunks: to go behind accounts (the outbound Sender already marks the account)"},
