@@ -188,14 +188,15 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d := &domains{Identity: ids, Settings: settings, Live: live.NewBus(in.Redis, log)}
 	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
-	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live)
+	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live, ids)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)
 	// Every message leaves through one sender: one budget per account in
 	// Redis paces replies, API sends and campaigns together; marketing
 	// templates skip contacts who opted out (outbound's first rule).
 	sender := outbound.New(outbound.Deps{Provider: provider, Limiter: ratelimit.New(in.Redis), Accounts: d.Accounts, Metrics: m,
 		OptOuts: d.Contacts, Log: log})
-	d.Transfers = transfers.NewService(in.DB, d.Webhooks, d.Live)
+	d.Teams = teams.NewService(in.DB, ids)
+	d.Transfers = transfers.NewService(transfers.Deps{DB: in.DB, Events: d.Webhooks, Live: d.Live, Contacts: d.Contacts, People: ids, Teams: d.Teams})
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
 		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
@@ -211,17 +212,16 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Messaging: d.Messaging, Flows: d.Flows, Settings: settings, Webhooks: d.Webhooks, Enqueuer: in.Enq, ProviderURL: pc.PlatformAPIURL, Log: log})
 	d.Bulk = bulk.New(bulk.Deps{DB: in.DB, Campaigns: d.Campaigns, Log: log,
 		Resolver: bulkResolver{wharf: d.Wharf, core: bulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
-	d.Teams = teams.NewService(in.DB)
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
 		Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
-	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Enqueuer: in.Enq, Live: d.Live, Log: log})
+	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Members: ids, Enqueuer: in.Enq, Live: d.Live, Log: log})
 	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
 		Policy: policy, Log: log})
 	d.Catalogs = catalogs.NewService(in.DB, d.Accounts, provider)
-	d.Widgets = widgets.NewService(in.DB)
-	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, Settings: settings, Live: d.Live,
+	d.Widgets = widgets.NewService(in.DB, settings)
+	d.Calling = calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: d.Accounts, Contacts: d.Contacts, People: ids, Teams: d.Teams, Settings: settings, Live: d.Live,
 		Messages: d.Messaging, Store: store, Provider: provider, Log: log,
 		Config: calling.Config{STUNURLs: callc.STUNURLs, TURNURLs: callc.TURNURLs, TURNSecret: callc.TURNSecret, TURNTTL: callc.TURNTTL,
 			MaxInFlight: callc.ControlMaxInFlight}})

@@ -14,12 +14,14 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/calling"
 	"wharf/internal/contacts"
+	"wharf/internal/identity"
 	"wharf/internal/infra/config"
 	"wharf/internal/infra/live"
 	"wharf/internal/infra/metrics"
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/infra/secrets"
 	"wharf/internal/orgsettings"
+	"wharf/internal/teams"
 	"wharf/internal/webhooks"
 	"wharf/platform"
 )
@@ -91,7 +93,11 @@ func NewCallBridge(ctx context.Context, c config.CallBridge, log *slog.Logger) (
 	// The callbridge publishes its calls' events (ringing, answered,
 	// ended) for the api's event streams.
 	pub := live.NewBus(in.Redis, log)
-	calls := calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: accts, Contacts: contacts.NewService(in.DB, hooks, pub),
+	// identity here only reads users (the agents' names, who may be
+	// assigned a call), teams a transferred call's team.
+	ids := identity.NewService(in.DB, nil, nil, log)
+	calls := calling.NewService(calling.Deps{DB: in.DB, Redis: in.Redis, Accounts: accts, Contacts: contacts.NewService(in.DB, hooks, pub, ids),
+		People: ids, Teams: teams.NewService(in.DB, ids),
 		Settings: settings, Provider: provider, Live: pub, Log: log, Config: calling.Config{OutgoingWait: c.OutgoingWait}})
 	cb.Server = callbridge.New(callbridge.Deps{Calls: calls, Bridge: calling.NewBridge(in.Redis, uuid.NewString()), Engine: engine,
 		Provider: provider, Store: store, Audio: settings, Metrics: m, Log: log,

@@ -84,6 +84,39 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID) ([]models.PlatformA
 	return out, err
 }
 
+// Names answers the names of the organization's accounts among ids (an id
+// of no account of the organization is absent): other domains' listings
+// show their rows' account names with one lookup per page.
+func (s *Service) Names(ctx context.Context, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error) {
+	out := make(map[uuid.UUID]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID   uuid.UUID
+		Name string
+	}
+	err := s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Scopes(tenant.Scope(orgID)).
+		Select("id, name").Where("id IN ?", ids).Scan(&rows).Error
+	for _, r := range rows {
+		out[r.ID] = r.Name
+	}
+	return out, err
+}
+
+// IDNamed answers the id of the organization's account with this name
+// (case-insensitive, as ByName), uuid.Nil when it has none, without opening
+// it: a filter by account name resolves it before its statement.
+func (s *Service) IDNamed(ctx context.Context, orgID uuid.UUID, name string) (uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.db.WithContext(ctx).Model(&models.PlatformAccount{}).Scopes(tenant.Scope(orgID)).
+		Where("lower(name) = lower(?)", strings.TrimSpace(name)).Limit(1).Pluck("id", &ids).Error
+	if err != nil || len(ids) == 0 {
+		return uuid.Nil, err
+	}
+	return ids[0], nil
+}
+
 // Get returns one account with its token.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*Account, error) {
 	row, err := tenant.Get[models.PlatformAccount](ctx, s.db, orgID, id, "account not found")

@@ -59,17 +59,9 @@ var tableExceptions = []tableException{
 
 	{"internal/accounts", "organizations", "webhook routing reads each account's organization's own app secret in the same statement: to move behind identity (or orgsettings) once the secret has an owner's read"},
 
-	{"internal/calling", "contacts", "the call log joins its contact's name and number for the listing: to go behind a contacts batch lookup"},
-	{"internal/calling", "platform_accounts", "the call log's filter resolves an account by name in its statement: to go behind accounts' lookup by name"},
-	{"internal/calling", "team_members", "a call's round-robin assignment locks and updates team_members.last_assigned_at in the call's transaction (as transfers do): to move behind a teams assignment method taking the transaction"},
-	{"internal/calling", "teams", "a call's assignment reads the team's strategy and checks it exists in the call's transaction: to move behind the teams service"},
-	{"internal/calling", "users", "the call log joins its agent's name, and assignment skips inactive agents: to go behind identity's read of users"},
-
 	{"internal/campaigns", "contacts", "an audience's recipients are inserted from contacts in one INSERT ... SELECT (100,000 rows), and the replies' report finds a recipient's contact by number: a read interface would cost a round trip per row; contacts' audience conditions are built by contacts (Audiences)"},
 	{"internal/campaigns", "messages", "the replies' report reads a recipient's first incoming message by the (contact_id, occurred_at) index in its statement: to move behind messaging's read interface"},
 	{"internal/campaigns", "platform_accounts", "a lane reads its campaign's status with its account's status in one statement between chunks: to go behind accounts (the outbound Sender already marks the account)"},
-
-	{"internal/catalogs", "platform_accounts", "the catalogs' listing joins their account's name: to go behind accounts' batch lookup"},
 
 	{"internal/chatbot", "agent_transfers", "an evaluation reads whether the contact is transferred to an agent in the statement that locks its session: to move behind a transfers read interface taking the transaction"},
 	{"internal/chatbot", "contacts", "an evaluation reads the contact's name and number with its session, and the sessions' listing joins them: to go behind contacts' read interface"},
@@ -78,10 +70,8 @@ var tableExceptions = []tableException{
 	{"internal/chatbot", "teams", "a transfer step checks its team exists when a flow is saved: to go behind the teams service"},
 
 	{"internal/contacts", "agent_transfers", "an agent sees the contacts transferred to them: the visibility condition is a subquery of the contacts' own queries (paging and counts in one statement); transfers is above contacts, so only a condition given at construction could replace it"},
-	{"internal/contacts", "users", "a contact's notes join their author's name: to go behind identity's read of users"},
 
 	{"internal/dataops", "contact_tags", "export streams contacts with their tags through one server-side cursor: a read interface per row would not stream"},
-	{"internal/dataops", "organization_members", "import checks assigned agents are members of the organization: to go behind identity"},
 	{"internal/dataops", "platform_accounts", "import maps account names to ids, and export writes each contact's account name in the cursor's statement: to go behind accounts' batch lookup for import"},
 	{"internal/dataops", "tags", "export streams contacts with their tags' names through one server-side cursor (see contact_tags)"},
 
@@ -90,20 +80,10 @@ var tableExceptions = []tableException{
 	{"internal/messaging", "templates", "a queued batch claims its messages with their template in one statement (the send path's cost): to go behind templates' cached lookup if it stays as cheap"},
 	{"internal/messaging", "webhooks", "a queued batch's claim checks whether a webhook listens to message events in the same statement, so the send writes no outbox row for nobody: to go behind webhooks' read interface"},
 
-	{"internal/teams", "organization_members", "adding a member checks the user belongs to the organization: to go behind identity"},
-	{"internal/teams", "users", "the members' listing joins their names: to go behind identity's read of users"},
-
-	{"internal/transfers", "contacts", "the transfers' listing joins the contact's name and a transfer checks its contact exists in its transaction: to go behind contacts' read interface"},
-	{"internal/transfers", "organization_members", "assignment checks the agent belongs to the organization: to go behind identity"},
-	{"internal/transfers", "team_members", "round-robin assignment locks and updates team_members.last_assigned_at in the transfer's transaction, and an agent's listing reads their teams: to move behind a teams assignment method taking the transaction"},
-	{"internal/transfers", "teams", "a transfer locks its team (FOR UPDATE) in its transaction, and the listing joins team names: to move behind the teams service"},
-	{"internal/transfers", "users", "the listing joins the agent's name and assignment skips inactive agents: to go behind identity's read of users"},
-
 	{"internal/widgets", "agent_transfers", "the overview counts unassigned transfers: a widget's figure is one statement over its source's tables by design (docs/ARCHITECTURE.md, internal/widgets)"},
 	{"internal/widgets", "campaign_recipients", "the campaigns source filters by recipient status in its one statement: a widget's figure is one statement over its source's tables by design"},
 	{"internal/widgets", "campaigns", "the overview counts sending campaigns: a widget's figure is one statement over its source's tables by design"},
 	{"internal/widgets", "messages", "the messages source and the overview count messages: a widget's figure is one statement over its source's tables by design"},
-	{"internal/widgets", "organizations", "the overview reads the organization's timezone: to go behind orgsettings' Timezones, as campaigns and chatbot do"},
 	{"internal/widgets", "platform_accounts", "the sources group and filter by account name in their one statement: a widget's figure is one statement over its source's tables by design"},
 }
 

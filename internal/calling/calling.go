@@ -19,6 +19,7 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/infra/live"
 	"wharf/internal/orgsettings"
+	"wharf/internal/teams"
 	"wharf/models"
 	"wharf/platform"
 )
@@ -27,12 +28,31 @@ import (
 type Accounts interface {
 	Get(ctx context.Context, orgID, id uuid.UUID) (*accounts.Account, error)
 	ByName(ctx context.Context, orgID uuid.UUID, name string) (*accounts.Account, error)
+	IDNamed(ctx context.Context, orgID uuid.UUID, name string) (uuid.UUID, error)
 }
 
-// Contacts finds or creates the contact of a caller.
+// Contacts finds or creates the contact of a caller, and reads the
+// contacts of a page of call logs (db: the caller's pool or transaction).
 type Contacts interface {
 	FindOrCreate(ctx context.Context, orgID uuid.UUID, rawNumber string, accountID *uuid.UUID) (*models.Contact, error)
 	Contact(ctx context.Context, orgID, id uuid.UUID) (*models.Contact, error)
+	ContactsIn(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.Contact, error)
+}
+
+// People reads the organization's users (the identity domain): the call
+// logs' agents' names.
+type People interface {
+	Users(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error)
+}
+
+// Teams owns the teams a call is transferred to (the teams domain): their
+// members, strategy and turns. The methods ending in In take the call's
+// transaction.
+type Teams interface {
+	StrategyIn(ctx context.Context, tx *gorm.DB, orgID, teamID uuid.UUID) (string, error)
+	NextAgentIn(ctx context.Context, tx *gorm.DB, orgID, teamID uuid.UUID, strategy string, loads teams.Loads) (uuid.UUID, error)
+	AssignedIn(ctx context.Context, tx *gorm.DB, orgID, teamID, userID uuid.UUID, at time.Time) error
+	IsTeamMember(ctx context.Context, orgID, teamID, userID uuid.UUID) (bool, error)
 }
 
 // Settings reads an organization's calling settings and its audio files.
@@ -80,6 +100,8 @@ type Deps struct {
 	Redis    *redis.Client
 	Accounts Accounts
 	Contacts Contacts
+	People   People
+	Teams    Teams
 	Settings Settings
 	Messages Messages
 	Store    Store
@@ -96,6 +118,8 @@ type Service struct {
 	rdb      *redis.Client
 	accounts Accounts
 	contacts Contacts
+	people   People
+	teams    Teams
 	settings Settings
 	messages Messages
 	store    Store
@@ -116,6 +140,6 @@ func NewService(d Deps) *Service {
 	if d.Config.MaxInFlight <= 0 {
 		d.Config.MaxInFlight = DefaultMaxInFlight
 	}
-	return &Service{db: d.DB, rdb: d.Redis, accounts: d.Accounts, contacts: d.Contacts, settings: d.Settings,
+	return &Service{db: d.DB, rdb: d.Redis, accounts: d.Accounts, contacts: d.Contacts, people: d.People, teams: d.Teams, settings: d.Settings,
 		messages: d.Messages, store: d.Store, provider: d.Provider, cfg: d.Config, live: live.Or(d.Live), log: d.Log}
 }

@@ -160,9 +160,8 @@ func (s *Service) mayTake(ctx context.Context, c Caller, t *models.CallTransfer)
 	if t.TeamID == nil || c.Supervisor || (t.AgentID != nil && *t.AgentID == c.UserID) {
 		return nil
 	}
-	var member bool
-	if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM team_members WHERE team_id = ? AND organization_id = ? AND user_id = ?)`,
-		*t.TeamID, c.OrgID, c.UserID).Scan(&member).Error; err != nil {
+	member, err := s.teams.IsTeamMember(ctx, c.OrgID, *t.TeamID, c.UserID)
+	if err != nil && !apperr.Is(err, apperr.NotFound) { // no team: no member
 		return err
 	}
 	if !member {
@@ -243,14 +242,13 @@ func (s *Service) InitiateTransfer(ctx context.Context, c Caller, in TransferInp
 	if err := c.mayControl(l, "transfer"); err != nil {
 		return err
 	}
-	var team, member bool
-	if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM teams WHERE id = @team AND organization_id = @org),
-		EXISTS (SELECT 1 FROM team_members WHERE team_id = @team AND organization_id = @org AND user_id = @agent)`,
-		map[string]any{"team": in.TeamID, "org": c.OrgID, "agent": in.AgentID}).Row().Scan(&team, &member); err != nil {
-		return err
+	agent := uuid.Nil // no agent: only the team's existence is checked
+	if in.AgentID != nil {
+		agent = *in.AgentID
 	}
-	if !team {
-		return apperr.NotFoundf("team not found")
+	member, err := s.teams.IsTeamMember(ctx, c.OrgID, in.TeamID, agent)
+	if err != nil {
+		return err
 	}
 	if in.AgentID != nil && !member {
 		return apperr.Invalidf("agent_id must be a member of the team")

@@ -203,14 +203,15 @@ func (s *Service) MarkTransfer(ctx context.Context, orgID, callLogID, initiator,
 		}
 		agent := agentID
 		if agent == nil {
-			picked, err := pickAgent(ctx, tx, orgID, teamID)
+			picked, err := s.pickAgent(ctx, tx, orgID, teamID)
 			if err != nil {
 				return err
 			}
 			agent = picked
 		}
 		if agent != nil {
-			if err := tx.Exec(`UPDATE team_members SET last_assigned_at = now() WHERE team_id = ? AND user_id = ?`, teamID, *agent).Error; err != nil {
+			// The team's turn moves at the database's clock, as before.
+			if err := s.teams.AssignedIn(ctx, tx, orgID, teamID, *agent, time.Time{}); err != nil {
 				return err
 			}
 		}
@@ -237,34 +238,35 @@ func completeConnected(tx *gorm.DB, callLogID uuid.UUID) error {
 }
 
 // pickAgent chooses an available, active member of the team by its
-// strategy (round_robin: the longest since an assignment; load_balanced:
-// the fewest connected calls first; manual: nobody).
-func pickAgent(ctx context.Context, tx *gorm.DB, orgID, teamID uuid.UUID) (*uuid.UUID, error) {
-	var strategy string
-	if err := tx.WithContext(ctx).Raw(`SELECT assignment_strategy FROM teams WHERE id = ? AND organization_id = ?`, teamID, orgID).
-		Row().Scan(&strategy); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, apperr.NotFoundf("team not found")
-		}
-		return nil, err
-	}
-	if strategy == "manual" {
-		return nil, nil
-	}
-	order := `m.last_assigned_at ASC NULLS FIRST, m.created_at, m.user_id`
-	if strategy == "load_balanced" {
-		order = `(SELECT count(*) FROM call_transfers c WHERE c.agent_id = m.user_id AND c.status = 'connected'), ` + order
-	}
-	var id uuid.UUID
-	err := tx.WithContext(ctx).Raw(`SELECT m.user_id FROM team_members m JOIN users u ON u.id = m.user_id
-		WHERE m.team_id = ? AND u.is_active AND u.is_available ORDER BY `+order+` LIMIT 1`, teamID).Row().Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+// strategy (teams.NextAgentIn, in the call's transaction: round_robin: the
+// longest since an assignment; load_balanced: the fewest connected calls
+// first; manual: nobody).
+func (s *Service) pickAgent(ctx context.Context, tx *gorm.DB, orgID, teamID uuid.UUID) (*uuid.UUID, error) {
+	strategy, err := s.teams.StrategyIn(ctx, tx, orgID, teamID)
 	if err != nil {
 		return nil, err
 	}
+	id, err := s.teams.NextAgentIn(ctx, tx, orgID, teamID, strategy, connectedCalls)
+	if err != nil || id == uuid.Nil {
+		return nil, err
+	}
 	return &id, nil
+}
+
+// connectedCalls counts the agents' connected calls (of any organization:
+// an agent takes one call at a time), load_balanced's measure for calls.
+func connectedCalls(ctx context.Context, tx *gorm.DB, agents []uuid.UUID) (map[uuid.UUID]int64, error) {
+	var rows []struct {
+		AgentID uuid.UUID
+		N       int64
+	}
+	err := tx.WithContext(ctx).Raw(`SELECT agent_id, count(*) AS n FROM call_transfers WHERE status = 'connected' AND agent_id IN ?
+		GROUP BY agent_id`, agents).Scan(&rows).Error
+	out := make(map[uuid.UUID]int64, len(rows))
+	for _, r := range rows {
+		out[r.AgentID] = r.N
+	}
+	return out, err
 }
 
 // TransferTimedOut ends a transfer nobody connected to in time; false when

@@ -69,13 +69,45 @@ type CallLogDetail struct {
 	Transfers []models.CallTransfer
 }
 
-// callLogSelect reads call logs with their contact and agent; the WHERE
-// clause that follows it always starts with the organization.
-const callLogSelect = `SELECT l.*, c.phone_number AS contact_phone, u.full_name AS agent_name
-	FROM call_logs l
-	LEFT JOIN contacts c ON c.id = l.contact_id AND c.organization_id = l.organization_id
-	LEFT JOIN users u ON u.id = l.agent_id
-	WHERE l.organization_id = @org`
+// callLogSelect reads call logs (withNames adds their contacts' numbers
+// and agents' names); the WHERE clause that follows it always starts with
+// the organization.
+const callLogSelect = `SELECT l.* FROM call_logs l WHERE l.organization_id = @org`
+
+// withNames gives a page of call logs their contact's number and their
+// agent's name, with one lookup of contacts and one of identity.
+func (s *Service) withNames(ctx context.Context, orgID uuid.UUID, rows []CallLogView) ([]CallLogView, error) {
+	var contactIDs, agentIDs []uuid.UUID
+	for _, l := range rows {
+		if l.ContactID != nil && !slices.Contains(contactIDs, *l.ContactID) {
+			contactIDs = append(contactIDs, *l.ContactID)
+		}
+		if l.AgentID != nil && !slices.Contains(agentIDs, *l.AgentID) {
+			agentIDs = append(agentIDs, *l.AgentID)
+		}
+	}
+	contacts, err := s.contacts.ContactsIn(ctx, s.db, orgID, contactIDs)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := s.people.Users(ctx, s.db, orgID, agentIDs)
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range rows {
+		if l.ContactID != nil {
+			if c, ok := contacts[*l.ContactID]; ok {
+				rows[i].ContactPhone = &c.PhoneNumber
+			}
+		}
+		if l.AgentID != nil {
+			if u, ok := agents[*l.AgentID]; ok {
+				rows[i].AgentName = &u.FullName
+			}
+		}
+	}
+	return rows, nil
+}
 
 // ListCallLogs answers a page of the organization's call logs, newest
 // first.
@@ -98,10 +130,14 @@ func (s *Service) ListCallLogs(ctx context.Context, orgID uuid.UUID, f CallLogFi
 	}
 	if name := strings.TrimSpace(f.Account); name != "" {
 		// The name the call was logged under, or the account that bears
-		// that name now (a renamed account keeps its calls).
-		query += ` AND (lower(l.platform_account) = lower(@account) OR l.account_id IN
-			(SELECT a.id FROM platform_accounts a WHERE a.organization_id = @org AND lower(a.name) = lower(@account)))`
-		args["account"] = name
+		// that name now (a renamed account keeps its calls): at most one
+		// (names are unique in an organization), resolved first.
+		id, err := s.accounts.IDNamed(ctx, orgID, name)
+		if err != nil {
+			return nil, 0, err
+		}
+		query += ` AND (lower(l.platform_account) = lower(@account) OR l.account_id = @account_id)`
+		args["account"], args["account_id"] = name, id
 	}
 	if f.ContactID != nil {
 		query += ` AND l.contact_id = @contact`
@@ -149,7 +185,12 @@ func (s *Service) ListCallLogs(ctx context.Context, orgID uuid.UUID, f CallLogFi
 			args["to"] = *to
 		}
 	}
-	return paging.Raw[CallLogView](s.db.WithContext(ctx), query, args, pg, "l.created_at DESC, l.id DESC")
+	rows, total, err := paging.Raw[CallLogView](s.db.WithContext(ctx), query, args, pg, "l.created_at DESC, l.id DESC")
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err = s.withNames(ctx, orgID, rows)
+	return rows, total, err
 }
 
 // GetCallLog answers one call log of the organization with its transfers.
@@ -161,6 +202,9 @@ func (s *Service) GetCallLog(ctx context.Context, orgID, id uuid.UUID) (*CallLog
 	}
 	if len(rows) == 0 {
 		return nil, apperr.NotFoundf(MsgCallLogNotFound)
+	}
+	if rows, err = s.withNames(ctx, orgID, rows); err != nil {
+		return nil, err
 	}
 	out := &CallLogDetail{CallLogView: rows[0], Transfers: []models.CallTransfer{}}
 	err = s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("call_log_id = ?", id).Order("created_at, id").Find(&out.Transfers).Error

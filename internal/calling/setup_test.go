@@ -13,9 +13,11 @@ import (
 	"wharf/internal/accounts"
 	"wharf/internal/calling"
 	"wharf/internal/contacts"
+	"wharf/internal/identity"
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/messaging"
 	"wharf/internal/orgsettings"
+	"wharf/internal/teams"
 	"wharf/internal/templates"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
@@ -51,11 +53,12 @@ func setup(t *testing.T, cfg calling.Config, store calling.Store) (*calling.Serv
 	policy := safehttp.Policy{AllowPrivate: true}
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
 	accts := accounts.NewService(f.DB, f.Box, p.Client, settings, q.Enqueuer, testenv.Quiet())
-	cs := contacts.NewService(f.DB, wh, nil)
+	ids := identity.NewService(f.DB, nil, nil, testenv.Quiet())
+	cs := contacts.NewService(f.DB, wh, nil, ids)
 	msgs := messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: cs,
 		Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()), Webhooks: wh, Provider: p.Client,
 		Enqueuer: q.Enqueuer, Policy: policy, Log: testenv.Quiet()})
-	d := calling.Deps{DB: f.DB, Accounts: accts, Contacts: cs, Settings: settings, Messages: msgs, Provider: p.Client,
+	d := calling.Deps{DB: f.DB, Accounts: accts, Contacts: cs, People: ids, Teams: teams.NewService(f.DB, ids), Settings: settings, Messages: msgs, Provider: p.Client,
 		Config: cfg, Log: testenv.Quiet()}
 	if store != nil {
 		d.Store = store

@@ -27,7 +27,7 @@ func TestOptedOutRecipientsAreSkipped(t *testing.T) {
 	ctx := context.Background()
 	f := testfactory.New(t, testenv.DB(t))
 	p := f.Provider(nil)
-	svc, _ := newServiceWith(t, f, p, nil, contacts.NewService(f.DB, webhooks.NewService(f.DB, f.Box, nil, safehttp.Policy{}, nil, testenv.Quiet()), nil))
+	svc, _ := newServiceWith(t, f, p, nil, contacts.NewService(f.DB, webhooks.NewService(f.DB, f.Box, nil, safehttp.Policy{}, nil, testenv.Quiet()), nil, nil))
 	org := f.Org()
 	acc := f.AccountAt(p, org.ID, func(a *models.PlatformAccount) { a.MessagingTierOverride = "TIER_UNLIMITED" })
 	promo := f.TemplateAt(p, acc, "Hi {{1}}, our sale starts", func(t *models.Template) { t.Category = "MARKETING" })

@@ -20,7 +20,7 @@ import (
 func setup(t *testing.T) (*canned.Service, *testfactory.Factory, *testfactory.Org) {
 	t.Helper()
 	f := testfactory.New(t, testenv.DB(t))
-	s := canned.NewService(f.DB, contacts.NewService(f.DB, nil, nil), orgsettings.NewService(f.DB, f.Box, nil, nil))
+	s := canned.NewService(f.DB, contacts.NewService(f.DB, nil, nil, nil), orgsettings.NewService(f.DB, f.Box, nil, nil))
 	return s, f, f.Org()
 }
 

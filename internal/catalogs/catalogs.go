@@ -18,6 +18,7 @@ package catalogs
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,10 +38,11 @@ const (
 )
 
 // Accounts opens an organization's platform accounts with their credentials
-// (the accounts domain).
+// (the accounts domain), and names them for the listings.
 type Accounts interface {
 	Get(ctx context.Context, orgID, id uuid.UUID) (*accounts.Account, error)
 	ByName(ctx context.Context, orgID uuid.UUID, name string) (*accounts.Account, error)
+	Names(ctx context.Context, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error)
 }
 
 // Service manages catalogs and products.
@@ -64,14 +66,37 @@ type Catalog struct {
 	ProductCount    int64
 }
 
-// catalogView reads catalogs with their account's name and product count;
-// callers add the conditions and the order.
+// catalogView reads catalogs with their product count; callers add the
+// conditions and the order, and name the accounts (withAccounts).
 func (s *Service) catalogView(ctx context.Context, orgID uuid.UUID) *gorm.DB {
 	return s.db.WithContext(ctx).Table("catalogs AS c").
-		Select(`c.*, a.name AS platform_account,
-			(SELECT count(*) FROM products p WHERE p.catalog_id = c.id AND p.is_active) AS product_count`).
-		Joins("JOIN platform_accounts a ON a.id = c.account_id").
+		Select(`c.*, (SELECT count(*) FROM products p WHERE p.catalog_id = c.id AND p.is_active) AS product_count`).
 		Where("c.organization_id = ?", orgID)
+}
+
+// withAccounts sets the catalogs' account names, read from the accounts
+// domain in one lookup. A catalog's account is never missing (its rows
+// cascade with the account); one deleted since the catalogs were read is
+// left out, as the join did.
+func (s *Service) withAccounts(ctx context.Context, orgID uuid.UUID, cs []Catalog) ([]Catalog, error) {
+	ids := make([]uuid.UUID, 0, len(cs))
+	for _, c := range cs {
+		if !slices.Contains(ids, c.AccountID) {
+			ids = append(ids, c.AccountID)
+		}
+	}
+	names, err := s.accounts.Names(ctx, orgID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := cs[:0]
+	for _, c := range cs {
+		if name, ok := names[c.AccountID]; ok {
+			c.PlatformAccount = name
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // List answers the organization's catalogs ordered by name, only those of
@@ -87,13 +112,20 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, accountName string)
 		q = q.Where("c.account_id = ?", a.ID)
 	}
 	out := []Catalog{}
-	return out, q.Order("c.name, c.id").Scan(&out).Error
+	if err := q.Order("c.name, c.id").Scan(&out).Error; err != nil {
+		return nil, err
+	}
+	return s.withAccounts(ctx, orgID, out)
 }
 
 // Get answers one catalog of the organization.
 func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*Catalog, error) {
 	var out []Catalog
 	if err := s.catalogView(ctx, orgID).Where("c.id = ?", id).Scan(&out).Error; err != nil {
+		return nil, err
+	}
+	out, err := s.withAccounts(ctx, orgID, out)
+	if err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {

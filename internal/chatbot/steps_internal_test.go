@@ -8,8 +8,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wharf/internal/contacts"
+	"wharf/internal/identity"
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/messaging"
+	"wharf/internal/teams"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/transfers"
@@ -36,7 +39,10 @@ func newStepEnv(t *testing.T) *stepEnv {
 	c := f.Contact(org.ID, nil, func(c *models.Contact) { c.Name = "Ann" })
 	policy := safehttp.Policy{AllowPrivate: true} // the tests' servers listen on loopback
 	wh := webhooks.NewService(db, nil, nil, policy, nil, testenv.Quiet())
-	s := NewService(Deps{DB: db, Policy: policy, Transfers: transfers.NewService(db, wh, nil), Log: testenv.Quiet()})
+	ids := identity.NewService(db, nil, nil, testenv.Quiet())
+	ts := transfers.NewService(transfers.Deps{DB: db, Events: wh, Contacts: contacts.NewService(db, wh, nil, ids), People: ids,
+		Teams: teams.NewService(db, ids)})
+	s := NewService(Deps{DB: db, Policy: policy, Transfers: ts, Log: testenv.Quiet()})
 	return &stepEnv{s: s, db: db, org: org.ID, contact: c}
 }
 

@@ -26,14 +26,22 @@ type Service struct {
 	db        *gorm.DB
 	webhooks  *webhooks.Service
 	live      live.Publisher
+	users     Users
 	now       func() time.Time
 	positions *positions
 }
 
+// Users reads the organization's users (identity): the notes' authors'
+// names.
+type Users interface {
+	Users(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error)
+}
+
 // NewService wires the contacts domain; pub (nil: none) publishes the
-// event stream's contact events.
-func NewService(db *gorm.DB, wh *webhooks.Service, pub live.Publisher) *Service {
-	return &Service{db: db, webhooks: wh, live: live.Or(pub), now: func() time.Time { return time.Now().UTC() }, positions: newPositions()}
+// event stream's contact events; users (nil: notes show no author's name,
+// for processes that read no notes) names the notes' authors.
+func NewService(db *gorm.DB, wh *webhooks.Service, pub live.Publisher, users Users) *Service {
+	return &Service{db: db, webhooks: wh, live: live.Or(pub), users: users, now: func() time.Time { return time.Now().UTC() }, positions: newPositions()}
 }
 
 // View is a contact with its tag names.

@@ -25,7 +25,7 @@ func ptr[T any](v T) *T { return &v }
 func newService(t *testing.T, f *testfactory.Factory) (*contacts.Service, *testenv.Queue) {
 	q := testenv.NewQueue(t)
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, safehttp.Policy{AllowPrivate: true}, nil, testenv.Quiet())
-	return contacts.NewService(f.DB, wh, nil), q
+	return contacts.NewService(f.DB, wh, nil, identity.NewService(f.DB, nil, nil, testenv.Quiet())), q
 }
 
 func TestContacts(t *testing.T) {

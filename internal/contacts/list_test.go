@@ -27,7 +27,7 @@ func setupList(t *testing.T) (*Service, *listBundle) {
 	exec(t, db, `INSERT INTO organizations (id, name, slug) VALUES (?, 'Org', ?)`, b.org, "org-"+b.org.String()[:8])
 	exec(t, db, `INSERT INTO platform_accounts (id, organization_id, name, phone_number_id, business_account_id, access_token_enc,
 		webhook_verify_token, status) VALUES (?, ?, 'Main', '1', '2', '\x00', 'v', 'active')`, b.acc, b.org)
-	return NewService(db, nil, nil), b
+	return NewService(db, nil, nil, nil), b
 }
 
 func exec(t *testing.T, db *gorm.DB, sql string, args ...any) {

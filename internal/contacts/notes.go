@@ -3,6 +3,7 @@ package contacts
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -53,13 +54,16 @@ func (s *Service) Notes(ctx context.Context, orgID, contactID uuid.UUID, pg pagi
 	if _, err := s.Contact(ctx, orgID, contactID); err != nil {
 		return nil, 0, err
 	}
-	q := s.notes(ctx, orgID).Where("n.contact_id = ?", contactID)
+	q := s.notes(ctx, orgID).Where("contact_id = ?", contactID)
 	var total int64
 	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
 		return nil, 0, err
 	}
-	var out []Note
-	err := q.Order("n.created_at DESC, n.id DESC").Limit(pg.Limit).Offset(pg.Offset()).Scan(&out).Error
+	var rows []models.ContactNote
+	if err := q.Order("created_at DESC, id DESC").Limit(pg.Limit).Offset(pg.Offset()).Find(&rows).Error; err != nil {
+		return nil, 0, err
+	}
+	out, err := s.withAuthors(ctx, orgID, rows)
 	return out, total, err
 }
 
@@ -79,16 +83,47 @@ func (s *Service) DeleteNote(ctx context.Context, orgID, contactID, noteID, user
 }
 
 func (s *Service) notes(ctx context.Context, orgID uuid.UUID) *gorm.DB {
-	return s.db.WithContext(ctx).Table("contact_notes AS n").
-		Select("n.*, COALESCE(u.full_name, '') AS author_name").
-		Joins("LEFT JOIN users u ON u.id = n.author_id").Where("n.organization_id = ?", orgID)
+	return s.db.WithContext(ctx).Model(&models.ContactNote{}).Scopes(tenant.Scope(orgID))
 }
 
 func (s *Service) note(ctx context.Context, orgID, id uuid.UUID) (*Note, error) {
-	var n Note
-	err := s.notes(ctx, orgID).Where("n.id = ?", id).Take(&n).Error
+	var n models.ContactNote
+	err := s.notes(ctx, orgID).Where("id = ?", id).Take(&n).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, apperr.NotFoundf("note not found")
 	}
-	return &n, err
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.withAuthors(ctx, orgID, []models.ContactNote{n})
+	if err != nil {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
+// withAuthors names the notes' authors with one lookup of identity's
+// users ("" for a note without an author, or whose author is gone).
+func (s *Service) withAuthors(ctx context.Context, orgID uuid.UUID, rows []models.ContactNote) ([]Note, error) {
+	out := make([]Note, len(rows))
+	var ids []uuid.UUID
+	for i, n := range rows {
+		out[i].ContactNote = n
+		if n.AuthorID != nil && !slices.Contains(ids, *n.AuthorID) {
+			ids = append(ids, *n.AuthorID)
+		}
+	}
+	if s.users == nil || len(ids) == 0 {
+		return out, nil
+	}
+	users, err := s.users.Users(ctx, s.db, orgID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range out {
+		if n.AuthorID != nil {
+			out[i].AuthorName = users[*n.AuthorID].FullName
+		}
+	}
+	return out, nil
 }

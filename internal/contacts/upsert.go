@@ -9,6 +9,7 @@ import (
 
 	"wharf/internal/infra/apperr"
 	"wharf/internal/infra/phone"
+	"wharf/internal/infra/tenant"
 	"wharf/internal/webhooks"
 	"wharf/models"
 )
@@ -199,4 +200,23 @@ func (s *Service) FindOrCreate(ctx context.Context, orgID uuid.UUID, rawNumber s
 // Contact returns the row of one contact (for other domains).
 func (s *Service) Contact(ctx context.Context, orgID, id uuid.UUID) (*models.Contact, error) {
 	return s.get(ctx, s.db, orgID, id)
+}
+
+// ContactsIn answers the organization's contacts among ids, by id (an id of
+// no contact of the organization is absent), read in db, the caller's
+// transaction or pool: other domains' listings show their rows' contacts
+// with one lookup per page. Only the id, organization, names, number,
+// account and assignee are read.
+func (s *Service) ContactsIn(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.Contact, error) {
+	out := make(map[uuid.UUID]models.Contact, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []models.Contact
+	err := db.WithContext(ctx).Model(&models.Contact{}).Scopes(tenant.Scope(orgID)).
+		Select("id, organization_id, name, profile_name, phone_number, account_id, assigned_to").Where("id IN ?", ids).Find(&rows).Error
+	for _, c := range rows {
+		out[c.ID] = c
+	}
+	return out, err
 }

@@ -29,7 +29,7 @@ func setup(t *testing.T, policy safehttp.Policy) testBundle {
 	t.Helper()
 	f := testfactory.New(t, testenv.DB(t))
 	s := customactions.NewService(customactions.Deps{DB: f.DB, Redis: testenv.Redis(t, testenv.RedisURL(t)),
-		Contacts: contacts.NewService(f.DB, nil, nil), Settings: orgsettings.NewService(f.DB, f.Box, nil, nil), Policy: policy,
+		Contacts: contacts.NewService(f.DB, nil, nil, nil), Settings: orgsettings.NewService(f.DB, f.Box, nil, nil), Policy: policy,
 		Log: testenv.Quiet()})
 	return testBundle{s: s, f: f, org: f.Org()}
 }

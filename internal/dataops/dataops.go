@@ -30,6 +30,11 @@ type Maskers interface {
 	Masker(ctx context.Context, orgID uuid.UUID) (orgsettings.Masker, error)
 }
 
+// Members lists an organization's members (the identity domain).
+type Members interface {
+	MemberIDs(ctx context.Context, orgID uuid.UUID) ([]uuid.UUID, error)
+}
+
 // Contacts writes an import's checked rows (internal/contacts owns the
 // contacts and tags tables, their counts and their events).
 type Contacts interface {
@@ -43,6 +48,9 @@ type Deps struct {
 	DB       *gorm.DB
 	Maskers  Maskers
 	Contacts Contacts
+	// Members lists the organization's members (identity): an import's
+	// assigned agents must be members.
+	Members  Members
 	Enqueuer *jobs.Enqueuer
 	// Live publishes the event stream's import.progress events (nil: none).
 	Live live.Publisher
@@ -54,6 +62,7 @@ type Service struct {
 	db       *gorm.DB
 	maskers  Maskers
 	contacts Contacts
+	members  Members
 	enq      *jobs.Enqueuer
 	live     live.Publisher
 	log      *slog.Logger
@@ -61,5 +70,5 @@ type Service struct {
 
 // NewService wires the data operations domain.
 func NewService(d Deps) *Service {
-	return &Service{db: d.DB, maskers: d.Maskers, contacts: d.Contacts, enq: d.Enqueuer, live: live.Or(d.Live), log: d.Log}
+	return &Service{db: d.DB, maskers: d.Maskers, contacts: d.Contacts, members: d.Members, enq: d.Enqueuer, live: live.Or(d.Live), log: d.Log}
 }

@@ -13,6 +13,7 @@ import (
 
 	"wharf/internal/contacts"
 	"wharf/internal/dataops"
+	"wharf/internal/identity"
 	"wharf/internal/infra/apperr"
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/orgsettings"
@@ -33,7 +34,7 @@ func setupImport(t *testing.T) *importBundle {
 	f := testfactory.New(t, testenv.DB(t))
 	wh := webhooks.NewService(f.DB, f.Box, nil, safehttp.Policy{}, nil, testenv.Quiet())
 	s := dataops.NewService(dataops.Deps{DB: f.DB, Maskers: orgsettings.NewService(f.DB, f.Box, nil, nil),
-		Contacts: contacts.NewService(f.DB, wh, nil), Log: testenv.Quiet()})
+		Contacts: contacts.NewService(f.DB, wh, nil, nil), Members: identity.NewService(f.DB, nil, nil, testenv.Quiet()), Log: testenv.Quiet()})
 	return &importBundle{f: f, org: f.Org(), s: s}
 }
 

@@ -75,8 +75,8 @@ func (s *Service) directory(ctx context.Context, orgID uuid.UUID) (*directory, e
 	for _, a := range accs {
 		d.accounts[strings.ToLower(a.Name)] = a.ID
 	}
-	var users []uuid.UUID
-	if err := db.Raw(`SELECT user_id FROM organization_members WHERE organization_id = ?`, orgID).Scan(&users).Error; err != nil {
+	users, err := s.members.MemberIDs(ctx, orgID)
+	if err != nil {
 		return nil, err
 	}
 	for _, u := range users {

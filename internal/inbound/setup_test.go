@@ -34,7 +34,7 @@ func newService(t *testing.T, f *testfactory.Factory, consumers ...inbound.Consu
 	q := testenv.NewQueue(t)
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, safehttp.Policy{}, nil, testenv.Quiet())
 	accts := accounts.NewService(f.DB, f.Box, nil, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
-	svc, err := inbound.NewService(inbound.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh, nil), Webhooks: wh,
+	svc, err := inbound.NewService(inbound.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh, nil, nil), Webhooks: wh,
 		Enqueuer: q.Enqueuer, Limiter: ratelimit.New(testenv.Redis(t, testenv.RedisURL(t))), Consumers: consumers,
 		GlobalSecret: globalSecret, Log: testenv.Quiet()})
 	if err != nil {

@@ -44,7 +44,7 @@ func newStoringService(t *testing.T, f *testfactory.Factory, p *testfactory.Prov
 	policy := safehttp.Policy{AllowPrivate: true}
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
 	accts := accounts.NewService(f.DB, f.Box, p.Client, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
-	return messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh, nil),
+	return messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: contacts.NewService(f.DB, wh, nil, nil),
 		Templates: templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet()), Webhooks: wh, Provider: p.Client,
 		Enqueuer: q.Enqueuer, Policy: policy, Store: store, Log: testenv.Quiet()}), q, store
 }

@@ -54,7 +54,8 @@ func (s *Service) Masker(ctx context.Context, orgID uuid.UUID) (Masker, error) {
 }
 
 // Timezone answers the organization's timezone name (the chatbot's
-// business hours are in it).
+// business hours, campaigns' recurrences and the dashboard overview's days
+// are in it).
 func (s *Service) Timezone(ctx context.Context, orgID uuid.UUID) (string, error) {
 	_, st, err := s.Get(ctx, orgID)
 	return st.Timezone, err

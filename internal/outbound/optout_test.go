@@ -29,7 +29,7 @@ func TestMarketingOptOut(t *testing.T) {
 	p := f.Provider(nil)
 	q := testenv.NewQueue(t)
 	accts := accounts.NewService(f.DB, f.Box, p.Client, orgsettings.NewService(f.DB, f.Box, nil, nil), q.Enqueuer, testenv.Quiet())
-	cts := contacts.NewService(f.DB, webhooks.NewService(f.DB, f.Box, q.Enqueuer, safehttp.Policy{}, nil, testenv.Quiet()), nil)
+	cts := contacts.NewService(f.DB, webhooks.NewService(f.DB, f.Box, q.Enqueuer, safehttp.Policy{}, nil, testenv.Quiet()), nil, nil)
 	org := f.Org()
 	acc := f.AccountAt(p, org.ID)
 	a := &accounts.Account{PlatformAccount: acc, AccessToken: testfactory.Token}

@@ -1,14 +1,18 @@
 package teams
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wharf/internal/infra/apperr"
+	"wharf/internal/infra/tenant"
 	"wharf/models"
 )
 
@@ -24,17 +28,55 @@ type Member struct {
 }
 
 // Members answers the members of a team the caller may see, managers
-// first, then by name.
+// first, then by name (lower-cased, compared byte by byte) and email.
 func (s *Service) Members(ctx context.Context, orgID uuid.UUID, c Caller, teamID uuid.UUID) ([]Member, error) {
 	if _, err := s.Get(ctx, orgID, c, teamID); err != nil {
 		return nil, err
 	}
-	var rows []Member
-	err := s.db.WithContext(ctx).Raw(`SELECT m.id, m.user_id, u.full_name, u.email, m.role, u.is_available, m.last_assigned_at
-		FROM team_members m JOIN users u ON u.id = m.user_id
-		WHERE m.organization_id = ? AND m.team_id = ?
-		ORDER BY m.role = 'manager' DESC, lower(u.full_name), lower(u.email)`, orgID, teamID).Scan(&rows).Error
-	return rows, err
+	var rows []models.TeamMember
+	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("team_id = ?", teamID).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out, err := s.withUsers(ctx, orgID, rows)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b Member) int {
+		if am, bm := a.Role == models.TeamRoleManager, b.Role == models.TeamRoleManager; am != bm {
+			if am {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(strings.Compare(strings.ToLower(a.FullName), strings.ToLower(b.FullName)),
+			strings.Compare(strings.ToLower(a.Email), strings.ToLower(b.Email)), strings.Compare(a.ID.String(), b.ID.String()))
+	})
+	return out, nil
+}
+
+// withUsers gives the members their users' names, emails and availability,
+// read from identity in one lookup. A team member is a member of the
+// organization (its foreign key), so each has a user; one removed since the
+// rows were read is left out, as the join did.
+func (s *Service) withUsers(ctx context.Context, orgID uuid.UUID, rows []models.TeamMember) ([]Member, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i, m := range rows {
+		ids[i] = m.UserID
+	}
+	users, err := s.people.Users(ctx, s.db, orgID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Member, 0, len(rows))
+	for _, m := range rows {
+		u, ok := users[m.UserID]
+		if !ok {
+			continue
+		}
+		out = append(out, Member{ID: m.ID, UserID: m.UserID, FullName: u.FullName, Email: u.Email, Role: m.Role,
+			IsAvailable: u.IsAvailable, LastAssignedAt: m.LastAssignedAt})
+	}
+	return out, nil
 }
 
 // AddMember puts a member of the organization in the team. Team managers
@@ -55,9 +97,8 @@ func (s *Service) AddMember(ctx context.Context, orgID uuid.UUID, c Caller, team
 	if role == models.TeamRoleManager && !c.ManageAll {
 		return nil, apperr.Forbiddenf("only an admin can make a team manager")
 	}
-	var isMember bool
-	if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM organization_members WHERE organization_id = ? AND user_id = ?)`,
-		orgID, userID).Scan(&isMember).Error; err != nil {
+	isMember, err := s.people.IsMember(ctx, orgID, userID)
+	if err != nil {
 		return nil, err
 	}
 	if !isMember {
@@ -97,10 +138,15 @@ func (s *Service) RemoveMember(ctx context.Context, orgID uuid.UUID, c Caller, t
 }
 
 func (s *Service) member(ctx context.Context, orgID, id uuid.UUID) (*Member, error) {
-	var m Member
-	err := s.db.WithContext(ctx).Raw(`SELECT m.id, m.user_id, u.full_name, u.email, m.role, u.is_available, m.last_assigned_at
-		FROM team_members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? AND m.id = ?`, orgID, id).Scan(&m).Error
-	return &m, err
+	var rows []models.TeamMember
+	if err := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Where("id = ?", id).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out, err := s.withUsers(ctx, orgID, rows)
+	if err != nil || len(out) == 0 {
+		return &Member{}, err
+	}
+	return &out[0], nil
 }
 
 // TeamsOf answers the ids of the organization's teams that user is a

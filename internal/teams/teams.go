@@ -39,13 +39,23 @@ type Caller struct {
 
 // Service manages teams.
 type Service struct {
-	db  *gorm.DB
-	now func() time.Time
+	db     *gorm.DB
+	people People
+	now    func() time.Time
+}
+
+// People reads the organization's users and memberships (the identity
+// domain): a team member must be a member of the organization, and the
+// members' listing and the assignments read their names and flags. db is
+// the caller's transaction or pool.
+type People interface {
+	Users(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error)
+	IsMember(ctx context.Context, orgID, userID uuid.UUID) (bool, error)
 }
 
 // NewService wires the teams domain.
-func NewService(db *gorm.DB) *Service {
-	return &Service{db: db, now: func() time.Time { return time.Now().UTC() }}
+func NewService(db *gorm.DB, people People) *Service {
+	return &Service{db: db, people: people, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // View is a team with its number of members.
@@ -201,4 +211,24 @@ func duplicateName(err error) error {
 		return apperr.Conflictf("a team with this name already exists")
 	}
 	return err
+}
+
+// Names answers the names of the organization's teams among ids (an id of
+// no team of the organization is absent), read in db, the caller's
+// transaction or pool: other domains' listings name their rows' teams with
+// one lookup per page.
+func (s *Service) Names(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error) {
+	out := make(map[uuid.UUID]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID   uuid.UUID
+		Name string
+	}
+	err := db.WithContext(ctx).Model(&models.Team{}).Scopes(tenant.Scope(orgID)).Select("id, name").Where("id IN ?", ids).Scan(&rows).Error
+	for _, r := range rows {
+		out[r.ID] = r.Name
+	}
+	return out, err
 }

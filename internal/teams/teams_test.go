@@ -27,7 +27,7 @@ func setup(t *testing.T) (*teams.Service, *bundle) {
 	f := testfactory.New(t, testenv.DB(t))
 	org := f.Org()
 	admin := f.User(org, identity.RoleAdmin)
-	return teams.NewService(f.DB), &bundle{f: f, org: org, admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
+	return teams.NewService(f.DB, identity.NewService(f.DB, nil, nil, testenv.Quiet())), &bundle{f: f, org: org, admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
 }
 
 func (b *bundle) caller(role string) teams.Caller {

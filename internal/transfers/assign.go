@@ -7,36 +7,43 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/infra/apperr"
+	"wharf/internal/teams"
 	"wharf/models"
 )
 
-// pickAgent chooses an available, active member of the team by its
-// strategy, or uuid.Nil when none is available. The caller holds the team
-// row's lock, so the previous assignment is committed and visible.
-//
-//   - round_robin: the member whose last assignment is the oldest (never
-//     assigned first), i.e. the next one after the last assigned;
-//   - load_balanced: the member with the fewest active transfers, the
-//     oldest last assignment breaking ties.
-func (s *Service) pickAgent(ctx context.Context, tx *gorm.DB, team *models.Team) (uuid.UUID, error) {
-	order := `m.last_assigned_at ASC NULLS FIRST, m.created_at, m.user_id`
-	if team.AssignmentStrategy == "load_balanced" {
-		order = `(SELECT count(*) FROM agent_transfers a WHERE a.agent_id = m.user_id AND a.organization_id = m.organization_id
-			AND a.status = 'active'), ` + order
+// loads counts the organization's agents' active transfers: the measure
+// of a load_balanced team (teams.NextAgentIn picks among its members in
+// the transfer's transaction, which holds the team's lock, so the previous
+// assignment is committed and counted).
+func (s *Service) loads(orgID uuid.UUID) teams.Loads {
+	return func(ctx context.Context, tx *gorm.DB, agents []uuid.UUID) (map[uuid.UUID]int64, error) {
+		var rows []struct {
+			AgentID uuid.UUID
+			N       int64
+		}
+		err := tx.WithContext(ctx).Raw(`SELECT agent_id, count(*) AS n FROM agent_transfers
+			WHERE organization_id = ? AND status = 'active' AND agent_id IN ? GROUP BY agent_id`, orgID, agents).Scan(&rows).Error
+		out := make(map[uuid.UUID]int64, len(rows))
+		for _, r := range rows {
+			out[r.AgentID] = r.N
+		}
+		return out, err
 	}
-	return scanID(tx.WithContext(ctx).Raw(`SELECT m.user_id FROM team_members m JOIN users u ON u.id = m.user_id
-		WHERE m.team_id = ? AND u.is_active AND u.is_available ORDER BY `+order+` LIMIT 1`, team.ID))
 }
 
-// setAgent assigns the transfer and moves the agent's turn in its team.
+// setAgent assigns the transfer and moves the agent's turn in its team
+// (teams.AssignedIn: nothing when the agent is no member of it).
 func (s *Service) setAgent(ctx context.Context, tx *gorm.DB, orgID, id, agent uuid.UUID) error {
 	now := s.now()
-	if err := tx.WithContext(ctx).Exec(`UPDATE agent_transfers SET agent_id = ?, assigned_at = ?, updated_at = ? WHERE id = ? AND organization_id = ?`,
-		agent, now, now, id, orgID).Error; err != nil {
+	var rows []struct{ TeamID *uuid.UUID }
+	if err := tx.WithContext(ctx).Raw(`UPDATE agent_transfers SET agent_id = ?, assigned_at = ?, updated_at = ? WHERE id = ? AND organization_id = ?
+		RETURNING team_id`, agent, now, now, id, orgID).Scan(&rows).Error; err != nil {
 		return err
 	}
-	return tx.WithContext(ctx).Exec(`UPDATE team_members m SET last_assigned_at = ? FROM agent_transfers t
-		WHERE t.id = ? AND m.team_id = t.team_id AND m.user_id = ?`, now, id, agent).Error
+	if len(rows) == 0 || rows[0].TeamID == nil {
+		return nil
+	}
+	return s.teams.AssignedIn(ctx, tx, orgID, *rows[0].TeamID, agent, now)
 }
 
 // Pickup gives the caller the oldest waiting transfer of a queue: queue
@@ -51,20 +58,19 @@ func (s *Service) Pickup(ctx context.Context, orgID uuid.UUID, c Caller, queue s
 	case "general":
 		cond = `t.team_id IS NULL`
 	case "":
-		cond = `(t.team_id IS NULL OR t.team_id IN (SELECT team_id FROM team_members WHERE organization_id = @org AND user_id = @user))`
+		mine, err := s.teams.TeamsOf(ctx, orgID, c.UserID)
+		if err != nil {
+			return nil, err
+		}
+		cond, args["teams"] = `(t.team_id IS NULL OR t.team_id IN @teams)`, mine
 	default:
 		team, err := uuid.Parse(queue)
 		if err != nil {
 			return nil, apperr.Invalidf("team_id must be a UUID or general")
 		}
-		var member, exists bool
-		if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM teams WHERE id = @team AND organization_id = @org),
-			EXISTS (SELECT 1 FROM team_members WHERE team_id = @team AND organization_id = @org AND user_id = @user)`,
-			map[string]any{"team": team, "org": orgID, "user": c.UserID}).Row().Scan(&exists, &member); err != nil {
+		member, err := s.teams.IsTeamMember(ctx, orgID, team, c.UserID)
+		if err != nil {
 			return nil, err
-		}
-		if !exists {
-			return nil, apperr.NotFoundf("team not found")
 		}
 		if !member && !c.CanAssign {
 			return nil, apperr.Forbiddenf("you are not a member of this team")
@@ -98,16 +104,15 @@ func (s *Service) Pickup(ctx context.Context, orgID uuid.UUID, c Caller, queue s
 // Assign gives an active transfer to an agent: an active member of the
 // organization (transfers:assign, checked by the route).
 func (s *Service) Assign(ctx context.Context, orgID, id, agent uuid.UUID) (*View, error) {
-	var ok bool
-	if err := s.db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM organization_members m JOIN users u ON u.id = m.user_id
-		WHERE m.organization_id = ? AND m.user_id = ? AND u.is_active)`, orgID, agent).Scan(&ok).Error; err != nil {
+	ok, err := s.people.IsActiveMember(ctx, orgID, agent)
+	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, apperr.Invalidf("agent_id is not an active member of this organization")
 	}
 	events := &outbox{}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockActive(ctx, tx, orgID, id); err != nil {
 			return err
 		}
@@ -129,12 +134,17 @@ func (s *Service) Assign(ctx context.Context, orgID, id, agent uuid.UUID) (*View
 // otherwise, as for GET, so another team's transfer is not revealed), and
 // of those not one assigned to someone else (403).
 func (s *Service) Resume(ctx context.Context, orgID uuid.UUID, c Caller, id uuid.UUID) (*View, error) {
+	args, err := s.visibleArgs(ctx, orgID, c)
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = id
 	events := &outbox{}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if !c.CanAssign {
 			var ok bool
 			if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM agent_transfers t WHERE t.organization_id = @org AND t.id = @id AND `+visible+`)`,
-				map[string]any{"org": orgID, "id": id, "user": c.UserID}).Scan(&ok).Error; err != nil {
+				args).Scan(&ok).Error; err != nil {
 				return err
 			}
 			if !ok {

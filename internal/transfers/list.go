@@ -28,13 +28,30 @@ type Page struct {
 
 // visible is the condition on t (agent_transfers) for what a caller
 // without transfers:assign sees: the general queue, their teams' transfers
-// and those assigned to them.
-const visible = `(t.team_id IS NULL OR t.agent_id = @user OR t.team_id IN
-	(SELECT team_id FROM team_members WHERE organization_id = @org AND user_id = @user))`
+// and those assigned to them. Its arguments are visibleArgs'.
+const visible = `(t.team_id IS NULL OR t.agent_id = @user OR t.team_id IN @teams)`
+
+// visibleArgs are the arguments of visible (and the organization): the
+// caller, and the teams they are a member of (teams.TeamsOf), read first
+// when the caller is limited to them.
+func (s *Service) visibleArgs(ctx context.Context, orgID uuid.UUID, c Caller) (map[string]any, error) {
+	args := map[string]any{"org": orgID, "user": c.UserID}
+	if !c.CanAssign {
+		mine, err := s.teams.TeamsOf(ctx, orgID, c.UserID)
+		if err != nil {
+			return nil, err
+		}
+		args["teams"] = mine
+	}
+	return args, nil
+}
 
 // List answers a page of the transfers the caller may see, newest first.
 func (s *Service) List(ctx context.Context, orgID uuid.UUID, c Caller, f Filter, pg paging.Params) (*Page, error) {
-	args := map[string]any{"org": orgID, "user": c.UserID}
+	args, err := s.visibleArgs(ctx, orgID, c)
+	if err != nil {
+		return nil, err
+	}
 	where := ` WHERE t.organization_id = @org`
 	if !c.CanAssign {
 		where += ` AND ` + visible
@@ -62,6 +79,9 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, c Caller, f Filter,
 	if err != nil {
 		return nil, err
 	}
+	if items, err = s.withNames(ctx, s.db, orgID, items); err != nil {
+		return nil, err
+	}
 	out := &Page{Items: items, Total: total, TeamQueueCounts: map[uuid.UUID]int64{}}
 	queues := `SELECT t.team_id, count(*) AS n FROM agent_transfers t
 		WHERE t.organization_id = @org AND t.status = 'active' AND t.agent_id IS NULL`
@@ -87,12 +107,20 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, c Caller, f Filter,
 
 // GetFor answers a transfer the caller may see (404 otherwise).
 func (s *Service) GetFor(ctx context.Context, orgID uuid.UUID, c Caller, id uuid.UUID) (*View, error) {
+	args, err := s.visibleArgs(ctx, orgID, c)
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = id
 	q := viewSQL + ` WHERE t.organization_id = @org AND t.id = @id`
 	if !c.CanAssign {
 		q += ` AND ` + visible
 	}
 	var rows []View
-	if err := s.db.WithContext(ctx).Raw(q, map[string]any{"org": orgID, "id": id, "user": c.UserID}).Scan(&rows).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw(q, args).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	if rows, err = s.withNames(ctx, s.db, orgID, rows); err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {

@@ -15,9 +15,11 @@
 package transfers
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 
 	"wharf/internal/infra/apperr"
 	"wharf/internal/infra/live"
+	"wharf/internal/teams"
 	"wharf/models"
 )
 
@@ -52,18 +55,58 @@ type Caller struct {
 	CanAssign bool
 }
 
-// Service manages agent transfers.
-type Service struct {
-	db     *gorm.DB
-	events Events
-	live   live.Publisher
-	now    func() time.Time
+// Contacts reads the organization's contacts (the contacts domain): a
+// transfer's contact must exist, and the views show its name and number.
+// db is the caller's transaction or pool.
+type Contacts interface {
+	ContactsIn(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.Contact, error)
 }
 
-// NewService wires the transfers domain; pub (nil: none) publishes the
-// event stream's transfer events.
-func NewService(db *gorm.DB, events Events, pub live.Publisher) *Service {
-	return &Service{db: db, events: events, live: live.Or(pub), now: func() time.Time { return time.Now().UTC() }}
+// People reads the organization's users (the identity domain): the agents'
+// names, and whether one may be assigned.
+type People interface {
+	Users(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error)
+	IsActiveMember(ctx context.Context, orgID, userID uuid.UUID) (bool, error)
+}
+
+// Teams owns the teams a transfer waits with (the teams domain): their
+// lock, members, turns and names. The methods ending in In take the
+// transfer's transaction.
+type Teams interface {
+	LockIn(ctx context.Context, tx *gorm.DB, orgID, teamID uuid.UUID) (*models.Team, error)
+	NextAgentIn(ctx context.Context, tx *gorm.DB, orgID, teamID uuid.UUID, strategy string, loads teams.Loads) (uuid.UUID, error)
+	AssignedIn(ctx context.Context, tx *gorm.DB, orgID, teamID, userID uuid.UUID, at time.Time) error
+	IsTeamMember(ctx context.Context, orgID, teamID, userID uuid.UUID) (bool, error)
+	TeamsOf(ctx context.Context, orgID, user uuid.UUID) ([]uuid.UUID, error)
+	Names(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error)
+}
+
+// Deps are the transfers domain's dependencies.
+type Deps struct {
+	DB     *gorm.DB
+	Events Events
+	// Live (nil: none) publishes the event stream's transfer events.
+	Live     live.Publisher
+	Contacts Contacts
+	People   People
+	Teams    Teams
+}
+
+// Service manages agent transfers.
+type Service struct {
+	db       *gorm.DB
+	events   Events
+	live     live.Publisher
+	contacts Contacts
+	people   People
+	teams    Teams
+	now      func() time.Time
+}
+
+// NewService wires the transfers domain.
+func NewService(d Deps) *Service {
+	return &Service{db: d.DB, events: d.Events, live: live.Or(d.Live), contacts: d.Contacts, people: d.People, teams: d.Teams,
+		now: func() time.Time { return time.Now().UTC() }}
 }
 
 // View is a transfer with the names the lists show.
@@ -78,10 +121,56 @@ type View struct {
 	TeamName          string
 }
 
-const viewSQL = `SELECT t.*, COALESCE(NULLIF(c.name, ''), c.profile_name) AS contact_name, c.phone_number, c.assigned_to AS contact_assigned_to,
-	COALESCE(NULLIF(u.full_name, ''), u.email, '') AS agent_name, COALESCE(tm.name, '') AS team_name
-FROM agent_transfers t JOIN contacts c ON c.id = t.contact_id
-LEFT JOIN users u ON u.id = t.agent_id LEFT JOIN teams tm ON tm.id = t.team_id`
+// viewSQL reads transfers; withNames gives them the names the views show.
+const viewSQL = `SELECT t.* FROM agent_transfers t`
+
+// withNames gives a page of transfers their contact's name and number, their
+// agent's and their team's names, with one lookup of each owner (in db, the
+// caller's transaction or pool). A transfer's contact is never missing (its
+// rows cascade with the contact); one deleted since the page was read is
+// left out, as the join did.
+func (s *Service) withNames(ctx context.Context, db *gorm.DB, orgID uuid.UUID, rows []View) ([]View, error) {
+	var contactIDs, agentIDs, teamIDs []uuid.UUID
+	add := func(ids *[]uuid.UUID, id *uuid.UUID) {
+		if id != nil && !slices.Contains(*ids, *id) {
+			*ids = append(*ids, *id)
+		}
+	}
+	for i := range rows {
+		add(&contactIDs, &rows[i].ContactID)
+		add(&agentIDs, rows[i].AgentID)
+		add(&teamIDs, rows[i].TeamID)
+	}
+	contacts, err := s.contacts.ContactsIn(ctx, db, orgID, contactIDs)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := s.people.Users(ctx, db, orgID, agentIDs)
+	if err != nil {
+		return nil, err
+	}
+	teamNames, err := s.teams.Names(ctx, db, orgID, teamIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := rows[:0]
+	for _, v := range rows {
+		c, ok := contacts[v.ContactID]
+		if !ok {
+			continue
+		}
+		v.ContactName, v.PhoneNumber, v.ContactAssignedTo = cmp.Or(c.Name, c.ProfileName), c.PhoneNumber, c.AssignedTo
+		if v.AgentID != nil {
+			u := agents[*v.AgentID]
+			v.AgentName = cmp.Or(u.FullName, u.Email)
+		}
+		if v.TeamID != nil {
+			v.TeamName = teamNames[*v.TeamID]
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
 
 // CreateInput is a transfer request.
 type CreateInput struct {
@@ -153,27 +242,22 @@ func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in C
 		in.Source = SourceManual
 	}
 	tx = tx.WithContext(ctx)
-	var ok bool
-	if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM contacts WHERE id = ? AND organization_id = ?)`, in.ContactID, orgID).Scan(&ok).Error; err != nil {
+	if found, err := s.contacts.ContactsIn(ctx, tx, orgID, []uuid.UUID{in.ContactID}); err != nil {
 		return uuid.Nil, false, nil, err
-	}
-	if !ok {
+	} else if _, ok := found[in.ContactID]; !ok {
 		return uuid.Nil, false, nil, apperr.NotFoundf("contact not found")
 	}
 	var team *models.Team
 	if in.TeamID != nil {
 		// The lock serializes the team's assignments (see the package comment).
-		var t models.Team
-		if err := tx.Raw(`SELECT * FROM teams WHERE id = ? AND organization_id = ? FOR UPDATE`, *in.TeamID, orgID).Scan(&t).Error; err != nil {
+		t, err := s.teams.LockIn(ctx, tx, orgID, *in.TeamID)
+		if err != nil {
 			return uuid.Nil, false, nil, err
-		}
-		if t.ID == uuid.Nil {
-			return uuid.Nil, false, nil, apperr.NotFoundf("team not found")
 		}
 		if !t.IsActive {
 			return uuid.Nil, false, nil, apperr.Invalidf("the team is not active")
 		}
-		team = &t
+		team = t
 	}
 	now := s.now()
 	id, err = scanID(tx.Raw(`INSERT INTO agent_transfers (organization_id, contact_id, status, source, team_id, notes, created_by,
@@ -194,7 +278,7 @@ func (s *Service) create(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in C
 		return uuid.Nil, false, nil, err
 	}
 	if team != nil && team.AssignmentStrategy != "manual" {
-		agent, err := s.pickAgent(ctx, tx, team)
+		agent, err := s.teams.NextAgentIn(ctx, tx, orgID, team.ID, team.AssignmentStrategy, s.loads(orgID))
 		if err != nil {
 			return uuid.Nil, false, nil, err
 		}
@@ -218,6 +302,10 @@ func (s *Service) Get(ctx context.Context, orgID, id uuid.UUID) (*View, error) {
 func (s *Service) get(ctx context.Context, db *gorm.DB, orgID, id uuid.UUID) (*View, error) {
 	var rows []View
 	if err := db.WithContext(ctx).Raw(viewSQL+` WHERE t.organization_id = ? AND t.id = ?`, orgID, id).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	rows, err := s.withNames(ctx, db, orgID, rows)
+	if err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wharf/internal/contacts"
 	"wharf/internal/identity"
 	"wharf/internal/infra/apperr"
 	"wharf/internal/infra/paging"
@@ -42,7 +43,10 @@ func setup(t *testing.T) (*transfers.Service, *bundle) {
 		t.Fatal(err)
 	}
 	admin := f.User(org, identity.RoleAdmin)
-	return transfers.NewService(f.DB, wh, nil), &bundle{f: f, org: org, teams: teams.NewService(f.DB), admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
+	ids := identity.NewService(f.DB, nil, nil, testenv.Quiet())
+	ts := teams.NewService(f.DB, ids)
+	s := transfers.NewService(transfers.Deps{DB: f.DB, Events: wh, Contacts: contacts.NewService(f.DB, wh, nil, ids), People: ids, Teams: ts})
+	return s, &bundle{f: f, org: org, teams: ts, admin: teams.Caller{UserID: admin.ID, ManageAll: true}}
 }
 
 // team creates a team with n available agents and returns it with their ids.
@@ -118,7 +122,7 @@ func TestOneActiveTransferPerContact(t *testing.T) {
 	testfactory.WantError(t, err, apperr.NotFound, "contact not found")
 	_, err = s.Resume(ctx, other.ID, transfers.Caller{CanAssign: true}, next.ID)
 	testfactory.WantError(t, err, apperr.NotFound, "transfer not found")
-	otherTeam, _ := teams.NewService(b.f.DB).Create(ctx, other.ID, teams.Input{Name: ptr("Theirs")})
+	otherTeam, _ := teams.NewService(b.f.DB, identity.NewService(b.f.DB, nil, nil, testenv.Quiet())).Create(ctx, other.ID, teams.Input{Name: ptr("Theirs")})
 	_, _, err = s.Create(ctx, b.org.ID, transfers.CreateInput{ContactID: b.f.Contact(b.org.ID, nil).ID, TeamID: &otherTeam.ID})
 	testfactory.WantError(t, err, apperr.NotFound, "team not found")
 }

@@ -46,8 +46,11 @@ type Overview struct {
 func (s *Service) Overview(ctx context.Context, orgID uuid.UUID) (*Overview, error) {
 	db := s.db.WithContext(ctx)
 	var tz string
-	if err := db.Raw(`SELECT COALESCE(settings->>'timezone', '') FROM organizations WHERE id = ?`, orgID).Scan(&tz).Error; err != nil {
-		return nil, fmt.Errorf("overview timezone: %w", err)
+	if s.timezones != nil {
+		var err error
+		if tz, err = s.timezones.Timezone(ctx, orgID); err != nil {
+			return nil, fmt.Errorf("overview timezone: %w", err)
+		}
 	}
 	loc, err := time.LoadLocation(tz)
 	if tz == "" || err != nil {

@@ -7,6 +7,7 @@
 package widgets
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,11 +43,19 @@ type Caller struct {
 
 // Service manages dashboard widgets and computes their data.
 type Service struct {
-	db  *gorm.DB
-	now func() time.Time
+	db        *gorm.DB
+	timezones Timezones
+	now       func() time.Time
 }
 
-// NewService wires the widgets domain.
-func NewService(db *gorm.DB) *Service {
-	return &Service{db: db, now: func() time.Time { return time.Now().UTC() }}
+// Timezones gives an organization's timezone name (orgsettings), the
+// overview's days.
+type Timezones interface {
+	Timezone(ctx context.Context, orgID uuid.UUID) (string, error)
+}
+
+// NewService wires the widgets domain; timezones (nil: every overview is in
+// UTC) gives the organizations' timezones.
+func NewService(db *gorm.DB, timezones Timezones) *Service {
+	return &Service{db: db, timezones: timezones, now: func() time.Time { return time.Now().UTC() }}
 }

@@ -8,6 +8,7 @@ import (
 
 	"wharf/internal/identity"
 	"wharf/internal/infra/apperr"
+	"wharf/internal/orgsettings"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/widgets"
@@ -29,7 +30,7 @@ func setup(t *testing.T) *testBundle {
 	caller := func(role string, share bool) widgets.Caller {
 		return widgets.Caller{OrgID: org.ID, UserID: f.User(org, role).ID, CanShare: share}
 	}
-	return &testBundle{s: widgets.NewService(f.DB), f: f, org: org,
+	return &testBundle{s: widgets.NewService(f.DB, orgsettings.NewService(f.DB, f.Box, nil, nil)), f: f, org: org,
 		owner: caller(identity.RoleManager, true), other: caller(identity.RoleManager, true), agent: caller(identity.RoleAgent, false)}
 }
 

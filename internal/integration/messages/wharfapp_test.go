@@ -89,7 +89,7 @@ func setup(t *testing.T) *env {
 	wh := webhooks.NewService(f.DB, f.Box, q.Enqueuer, policy, nil, testenv.Quiet())
 	settings := orgsettings.NewService(f.DB, f.Box, nil, nil)
 	accts := accounts.NewService(f.DB, f.Box, p.Client, settings, q.Enqueuer, testenv.Quiet())
-	cs := contacts.NewService(f.DB, wh, nil)
+	cs := contacts.NewService(f.DB, wh, nil, nil)
 	tm := templates.NewService(f.DB, accts, p.Client, q.Enqueuer, testenv.Quiet())
 	msg := messaging.NewService(messaging.Deps{DB: f.DB, Accounts: accts, Contacts: cs, Templates: tm, Webhooks: wh, Provider: p.Client,
 		Enqueuer: q.Enqueuer, Policy: policy, Log: testenv.Quiet()})
