@@ -10,9 +10,12 @@ import (
 	"gorm.io/gorm"
 
 	"wharf/internal/accounts"
+	"wharf/internal/contacts"
+	"wharf/internal/identity"
 	"wharf/internal/inbound"
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/messaging"
+	"wharf/internal/teams"
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
 	"wharf/internal/transfers"
@@ -66,7 +69,10 @@ func TestConsumedMessagesAreEvaluatedAfterTheCommit(t *testing.T) {
 	policy := safehttp.Policy{AllowPrivate: true}
 	wh := webhooks.NewService(db, nil, nil, policy, nil, testenv.Quiet())
 	rep := &recordingReplier{}
-	s := NewService(Deps{DB: db, Policy: policy, Transfers: transfers.NewService(db, wh, nil), Replies: rep,
+	ids := identity.NewService(db, nil, nil, testenv.Quiet())
+	ts := transfers.NewService(transfers.Deps{DB: db, Events: wh, Contacts: contacts.NewService(db, wh, nil, ids), People: ids,
+		Teams: teams.NewService(db, ids)})
+	s := NewService(Deps{DB: db, Policy: policy, Transfers: ts, Replies: rep,
 		Enqueuer: jobs.NewEnqueuer(client, insp), Log: testenv.Quiet()})
 	if err := db.Exec(`INSERT INTO chatbot_settings (organization_id, chatbot_enabled) VALUES (?, true)`, org.ID).Error; err != nil {
 		t.Fatal(err)

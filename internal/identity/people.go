@@ -14,20 +14,23 @@ import (
 // that identity alone names its tables. Each stays inside the organization
 // it is given, and a listing makes one of them per page, never one per row.
 
-// Users answers the organization's users among ids, by id: its members and
-// the users whose home it is (an id of anyone else, or of no user, is
-// absent). Only the id, home organization, email, name and the active and
-// available flags are read. db is the caller's transaction or its pool: an
-// assignment reads its candidates in the transaction that holds its lock.
-func (s *Service) Users(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error) {
+// Users answers the users among ids, by id. Callers pass only ids they read
+// from their organization's own rows (members of its teams, authors of its
+// notes, agents of its transfers and calls: each a member when it was
+// written), never ids from a request; so a user is read whatever their
+// membership now, and a former member's name stays on what they left
+// behind, as the joins this read replaced showed it. Only the id, home
+// organization, email, name and the active and available flags are read.
+// db is the caller's transaction or its pool: an assignment reads its
+// candidates in the transaction that holds its lock.
+func (s *Service) Users(ctx context.Context, db *gorm.DB, _ uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]models.User, error) {
 	out := make(map[uuid.UUID]models.User, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	var rows []models.User
 	err := db.WithContext(ctx).Raw(`SELECT u.id, u.organization_id, u.email, u.full_name, u.is_active, u.is_available FROM users u
-		WHERE u.id IN ? AND (u.organization_id = ? OR EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = ? AND m.user_id = u.id))`,
-		ids, orgID, orgID).Scan(&rows).Error
+		WHERE u.id IN ?`, ids).Scan(&rows).Error
 	for _, u := range rows {
 		out[u.ID] = u
 	}
