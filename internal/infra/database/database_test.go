@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -53,5 +54,37 @@ func TestConcurrentStartCreatesAndMigratesOnce(t *testing.T) {
 	// Running again changes nothing.
 	if err := database.Migrate(ctx, dsn, testenv.Quiet()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Sessions run in UTC and without JIT compilation, unless the DSN says
+// otherwise.
+func TestSessionDefaults(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.EmptyDatabaseURL(t)
+	if err := database.EnsureDatabase(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	show := func(dsn string) (tz, jit string) {
+		t.Helper()
+		db, err := database.Open(ctx, dsn, testenv.Quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer database.Close(db)
+		if err := db.Raw(`SELECT current_setting('TimeZone'), current_setting('jit')`).Row().Scan(&tz, &jit); err != nil {
+			t.Fatal(err)
+		}
+		return tz, jit
+	}
+	if tz, jit := show(dsn); tz != "UTC" || jit != "off" {
+		t.Fatalf("timezone %q, jit %q: want UTC and off", tz, jit)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	if _, jit := show(dsn + sep + "jit=on"); jit != "on" {
+		t.Fatalf("jit %q with jit=on in the DSN", jit)
 	}
 }
