@@ -214,7 +214,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 		Resolver: bulkResolver{wharf: d.Wharf, core: bulk.CoreResolver{Accounts: d.Accounts, Templates: d.Templates}}})
 	d.Canned = canned.NewService(in.DB, d.Contacts, settings)
 	d.Chatbot = chatbot.NewService(chatbot.Deps{DB: in.DB, Box: box, Policy: policy, Replies: d.Messaging, Transfers: d.Transfers,
-		Timezones: settings, Enqueuer: in.Enq, Log: log,
+		Teams: d.Teams, Timezones: settings, Enqueuer: in.Enq, Log: log,
 		AI: ai.New(policy, ac.AITimeout), AIDefaults: chatbot.AIDefaults{BaseURL: ac.AIAPIURL, APIKey: ac.AIAPIKey}, OrgConcurrency: orgSlots})
 	d.DataOps = dataops.NewService(dataops.Deps{DB: in.DB, Maskers: settings, Contacts: d.Contacts, Members: ids, Enqueuer: in.Enq, Live: d.Live, Log: log})
 	d.Actions = customactions.NewService(customactions.Deps{DB: in.DB, Redis: in.Redis, Contacts: d.Contacts, Settings: settings,
@@ -351,7 +351,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	// definition (a few statements per organization that uses the
 	// integration; replicas starting together are harmless: it is
 	// idempotent). A failure is logged and the next start tries again.
-	if n, err := d.UpgradeWharfDocTypes(ctx, in.DB); err != nil {
+	if n, err := d.UpgradeWharfDocTypes(ctx); err != nil {
 		log.Warn("cannot upgrade the integration's DocTypes; the next start tries again", "error", err)
 	} else {
 		log.Debug("the integration's DocTypes are up to date", "organizations", n)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wharf/internal/integration/bulk"
 	"wharf/internal/integration/messages"
@@ -88,10 +87,9 @@ func builtInDocTypes(w *messages.Service, n *notify.Service, b *bulk.Service) fu
 // writes nothing when a definition is current, and locks the row it
 // changes); the api runs it in the background at start. It answers how many
 // organizations it looked at, and every organization's failure.
-func (d *domains) UpgradeWharfDocTypes(ctx context.Context, db *gorm.DB) (int, error) {
-	var orgs []uuid.UUID
-	if err := db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id FROM docframe_doctypes WHERE NOT custom AND name IN ?`,
-		[]string{notify.NotificationDoctype, bulk.BulkMessage}).Scan(&orgs).Error; err != nil {
+func (d *domains) UpgradeWharfDocTypes(ctx context.Context) (int, error) {
+	orgs, err := d.Frame.OrganizationsWith(ctx, []string{notify.NotificationDoctype, bulk.BulkMessage})
+	if err != nil {
 		return 0, err
 	}
 	var errs []error

@@ -255,7 +255,7 @@ func TestWharfDocTypesUpgrade(t *testing.T) {
 	if ft := fieldtypes(); ft["template"] != "Data" {
 		t.Fatalf("the older definition was not stored: %v", ft)
 	}
-	n, err := e.API.Services.UpgradeWharfDocTypes(context.Background(), e.DB)
+	n, err := e.API.Services.UpgradeWharfDocTypes(context.Background())
 	if err != nil || n != 1 {
 		t.Fatalf("upgrade: %d organizations, %v", n, err)
 	}

@@ -55,7 +55,6 @@ type tableException struct{ pkg, table, reason string }
 // write of the owner's denormalized columns in the caller's transaction: to
 // go behind an owner's method that takes the transaction.
 var tableExceptions = []tableException{
-	{"app", "docframe_doctypes", "UpgradeWharfDocTypes lists the organizations that store the integration's DocTypes: to move behind a docframe method listing them"},
 
 	{"internal/accounts", "organizations", "webhook routing reads each account's organization's own app secret in the same statement: to move behind identity (or orgsettings) once the secret has an owner's read"},
 
@@ -67,7 +66,6 @@ var tableExceptions = []tableException{
 	{"internal/chatbot", "contacts", "an evaluation reads the contact's name and number with its session, and the sessions' listing joins them: to go behind contacts' read interface"},
 	{"internal/chatbot", "messages", "the chatbot reads the stored incoming message and the conversation's recent messages (AI context): to be moved behind messaging's read interface"},
 	{"internal/chatbot", "organizations", "an evaluation reads organizations.chatbot_version (the chatbot configuration's version) in its state statement: to move to a chatbot-owned table or behind orgsettings"},
-	{"internal/chatbot", "teams", "a transfer step checks its team exists when a flow is saved: to go behind the teams service"},
 
 	{"internal/contacts", "agent_transfers", "an agent sees the contacts transferred to them: the visibility condition is a subquery of the contacts' own queries (paging and counts in one statement); transfers is above contacts, so only a condition given at construction could replace it"},
 

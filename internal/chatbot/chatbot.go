@@ -45,6 +45,12 @@ type Transfers interface {
 	CreateIn(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, in transfers.CreateInput) (uuid.UUID, bool, func(context.Context), error)
 }
 
+// Teams names the organization's teams (the teams domain): a flow's
+// transfer step may name only one of them.
+type Teams interface {
+	Names(ctx context.Context, db *gorm.DB, orgID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]string, error)
+}
+
 // Timezones gives an organization's timezone name (business hours).
 type Timezones interface {
 	Timezone(ctx context.Context, orgID uuid.UUID) (string, error)
@@ -72,6 +78,7 @@ type Service struct {
 	http      *http.Client
 	replies   Replier
 	transfers Transfers
+	teams     Teams
 	timezones Timezones
 	ai        AI
 	aiDefault AIDefaults
@@ -89,6 +96,7 @@ type Deps struct {
 	Policy     safehttp.Policy // for the URLs the bot calls (AI base URL, api contexts, api_fetch steps)
 	Replies    Replier
 	Transfers  Transfers
+	Teams      Teams
 	Timezones  Timezones
 	AI         AI
 	AIDefaults AIDefaults
@@ -106,7 +114,7 @@ const fetchTimeout = 10 * time.Second
 // NewService wires the chatbot domain.
 func NewService(d Deps) *Service {
 	return &Service{db: d.DB, box: d.Box, policy: d.Policy, http: d.Policy.Client(fetchTimeout), replies: d.Replies,
-		transfers: d.Transfers, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults,
+		transfers: d.Transfers, teams: d.Teams, timezones: d.Timezones, ai: d.AI, aiDefault: d.AIDefaults,
 		slots: newOrgSlots(d.OrgConcurrency), enq: d.Enqueuer, log: d.Log, now: func() time.Time { return time.Now().UTC() }}
 }
 

@@ -1,6 +1,8 @@
 package chatbot
 
 import (
+	"github.com/google/uuid"
+
 	"wharf/internal/infra/apperr"
 	"wharf/internal/transfers"
 	"wharf/models"
@@ -20,12 +22,11 @@ func (transferStep) check(c *stepCheck, st *models.FlowStep) error {
 		st.TransferConfig = &models.TransferConfig{}
 	}
 	if id := st.TransferConfig.TeamID; id != nil {
-		var ok bool
-		if err := c.s.db.WithContext(c.ctx).Raw(`SELECT EXISTS (SELECT 1 FROM teams WHERE id = ? AND organization_id = ?)`, *id, c.orgID).
-			Scan(&ok).Error; err != nil {
+		names, err := c.s.teams.Names(c.ctx, c.s.db, c.orgID, []uuid.UUID{*id})
+		if err != nil {
 			return err
 		}
-		if !ok {
+		if _, ok := names[*id]; !ok {
 			return apperr.Invalidf("%s: transfer_config.team_id is not a team of this organization", c.where)
 		}
 	}

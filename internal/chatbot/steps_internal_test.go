@@ -40,9 +40,9 @@ func newStepEnv(t *testing.T) *stepEnv {
 	policy := safehttp.Policy{AllowPrivate: true} // the tests' servers listen on loopback
 	wh := webhooks.NewService(db, nil, nil, policy, nil, testenv.Quiet())
 	ids := identity.NewService(db, nil, nil, testenv.Quiet())
-	ts := transfers.NewService(transfers.Deps{DB: db, Events: wh, Contacts: contacts.NewService(db, wh, nil, ids), People: ids,
-		Teams: teams.NewService(db, ids)})
-	s := NewService(Deps{DB: db, Policy: policy, Transfers: ts, Log: testenv.Quiet()})
+	tm := teams.NewService(db, ids)
+	ts := transfers.NewService(transfers.Deps{DB: db, Events: wh, Contacts: contacts.NewService(db, wh, nil, ids), People: ids, Teams: tm})
+	s := NewService(Deps{DB: db, Policy: policy, Transfers: ts, Teams: tm, Log: testenv.Quiet()})
 	return &stepEnv{s: s, db: db, org: org.ID, contact: c}
 }
 

@@ -135,3 +135,13 @@ func (s *Service) NamesBy(ctx context.Context, db *gorm.DB, orgID uuid.UUID, doc
 	}
 	return out, nil
 }
+
+// OrganizationsWith answers the organizations that store one of the
+// built-in (not custom) DocTypes named, each once: those whose stored
+// definitions an upgrade of the integration brings up to date.
+func (s *Service) OrganizationsWith(ctx context.Context, names []string) ([]uuid.UUID, error) {
+	var orgs []uuid.UUID
+	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT organization_id FROM docframe_doctypes WHERE NOT custom AND name IN ?`, names).
+		Scan(&orgs).Error
+	return orgs, err
+}
