@@ -340,6 +340,15 @@ func TestSearchTermIndex(t *testing.T) {
 		t.Fatalf("the search does not read the trigram index:\n%s\n%s", search, p)
 	}
 
+	// A lost build: the sweep reads DocTypes with search fields too (Memo
+	// has no unique or search_index field) and builds the index again.
+	for name := range indexes(t, b.f, org) {
+		b.f.DB.Exec(`DROP INDEX ` + name)
+	}
+	if n, d, err := svc.SweepIndexes(ctx); err != nil || n != 1 || d != 0 {
+		t.Fatalf("sweep built %d, dropped %d: %v", n, d, err)
+	}
+
 	// The search fields gone, the index goes with them (reconciled by
 	// name: the change names it to drop).
 	if _, err := svc.SaveDocType(ctx, b.admin, org, "Memo", obj(t, `{"title_field": "", "search_fields": "",
