@@ -49,8 +49,9 @@ type fieldIndex struct {
 	doctype string
 	field   string
 	unique  bool
-	expr    string
+	expr    string // the one expression statistics are kept for ("" for none)
 	columns string
+	method  string // the access method: "" for btree, "gin" for the search index
 }
 
 // fieldIndexes are the indexes dt's fields ask for (unique: 1 gives a
@@ -73,11 +74,54 @@ func fieldIndexes(orgID uuid.UUID, dt *DocType) map[string]fieldIndex {
 			// reads its rows in list order and stops at the page's end.
 			ix.columns += ", modified DESC, name DESC"
 		}
-		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%t", orgID, dt.Name, ix.columns, ix.unique)))
-		ix.name = "dfx_" + hex.EncodeToString(sum[:12])
+		ix.name = indexName(ix)
+		out[ix.name] = ix
+	}
+	if ix, ok := searchIndex(orgID, dt); ok {
 		out[ix.name] = ix
 	}
 	return out
+}
+
+// indexName names an index after what it indexes, so that a definition's
+// change reconciles indexes by name. The search index's columns carry
+// their operator class, so its name never equals a btree index's.
+func indexName(ix fieldIndex) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%t", ix.org, ix.doctype, ix.columns, ix.unique)))
+	return "dfx_" + hex.EncodeToString(sum[:12])
+}
+
+// searchIndex is the trigram index search_term reads (searchCondition:
+// name ILIKE '%term%' OR (data ->> 'f') ILIKE '%term%' for the title field
+// and the search fields): one GIN index over exactly those expressions,
+// textually the ones the condition compares (fieldText), so that each arm
+// of the OR is a scan of it and the planner combines them (BitmapOr) instead
+// of reading every document of the DocType. pg_trgm's GIN class also
+// serves the = that a masked number field is compared with.
+//
+// Only a DocType whose search condition names a field has one: name alone
+// is what every DocType searches, and an index on it for every DocType
+// (most of them small, most never searched by a fragment) would be one
+// more index on the shared documents table kept up by every write. A
+// DocType with a title field or search fields asked for its search; it gets
+// the index, at most one per DocType whatever the number of fields.
+func searchIndex(orgID uuid.UUID, dt *DocType) (fieldIndex, bool) {
+	cols := []string{"name gin_trgm_ops"}
+	seen := map[string]bool{}
+	for _, sf := range append([]string{dt.TitleField}, splitList(dt.SearchFields)...) {
+		f, ok := fieldByName(dt, sf)
+		if sf == "" || seen[sf] || !ok || f.kind() == kindPassword || f.kind() == kindTable {
+			continue // what documentSource leaves out of the search
+		}
+		seen[sf] = true
+		cols = append(cols, fieldText(sf)+" gin_trgm_ops")
+	}
+	if len(cols) == 1 {
+		return fieldIndex{}, false
+	}
+	ix := fieldIndex{org: orgID, doctype: dt.Name, field: "search_fields", columns: strings.Join(cols, ", "), method: "gin"}
+	ix.name = indexName(ix)
+	return ix, true
 }
 
 // Limits of a definition: past them a save is refused (417). Every indexed
@@ -231,12 +275,15 @@ func (s *Service) BuildIndexes(ctx context.Context, orgID uuid.UUID, doctype str
 // SweepIndexes makes good what lost or crashed builds left (the worker's
 // docframe:index_sweep, every few minutes): every index a definition wants
 // and that is missing or invalid is built, every field index no definition
-// wants is dropped. It answers how many it built and dropped.
+// wants is dropped. It answers how many it built and dropped. The DocTypes
+// it reads are those with an indexed field or with search fields (a title
+// field or search_fields: searchIndex); the others want no index.
 func (s *Service) SweepIndexes(ctx context.Context) (built, dropped int, err error) {
 	err = s.withDDLLock(ctx, func(conn *sql.Conn) error {
 		var rows []doctypeRow
 		if err := s.db.WithContext(ctx).Select("organization_id", "name", "definition").
-			Where(`NOT istable AND jsonb_path_exists(definition -> 'fields', '$[*] ? (@.unique == 1 || @.search_index == 1)')`).
+			Where(`NOT istable AND (jsonb_path_exists(definition -> 'fields', '$[*] ? (@.unique == 1 || @.search_index == 1)')
+				OR title_field <> '' OR search_fields <> '')`).
 			Find(&rows).Error; err != nil {
 			return err
 		}
@@ -367,7 +414,11 @@ func (s *Service) buildIndex(ctx context.Context, conn *sql.Conn, ix fieldIndex,
 				return nil
 			}
 		}
-		ddl := fmt.Sprintf(`CREATE %sINDEX CONCURRENTLY IF NOT EXISTS %s ON docframe_documents (%s) WHERE %s`, unique, ix.name, ix.columns, predicate)
+		using := ""
+		if ix.method != "" {
+			using = "USING " + ix.method + " "
+		}
+		ddl := fmt.Sprintf(`CREATE %sINDEX CONCURRENTLY IF NOT EXISTS %s ON docframe_documents %s(%s) WHERE %s`, unique, ix.name, using, ix.columns, predicate)
 		if _, err := conn.ExecContext(ctx, ddl); err != nil {
 			// A failed concurrent build leaves an invalid index: drop it now
 			// (or the next try does).
@@ -380,7 +431,11 @@ func (s *Service) buildIndex(ctx context.Context, conn *sql.Conn, ix fieldIndex,
 	// the list order and filtering: expression statistics (one per
 	// expression, shared by every organization and DocType, filled by
 	// ANALYZE) give it the value's real frequency. CREATE STATISTICS does
-	// not block writes.
+	// not block writes. The search index has none: a fragment's
+	// selectivity is not what an expression's statistics describe.
+	if ix.expr == "" {
+		return nil
+	}
 	sum := sha256.Sum256([]byte(ix.expr))
 	_, err := conn.ExecContext(ctx, fmt.Sprintf(`CREATE STATISTICS IF NOT EXISTS dfs_%s ON %s FROM docframe_documents`,
 		hex.EncodeToString(sum[:12]), ix.expr))

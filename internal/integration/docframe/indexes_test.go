@@ -7,8 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"wharf/internal/infra/apperr"
 	"wharf/internal/integration/docframe"
@@ -252,5 +255,118 @@ func TestIndexesAreBuiltAfterTheCommit(t *testing.T) {
 	}
 	if n, d, err := svc.SweepIndexes(ctx); err != nil || n+d != 0 {
 		t.Fatalf("a second sweep built %d, dropped %d: %v", n, d, err)
+	}
+}
+
+// sqlLog keeps the statements a service runs (gorm's logger), with their
+// values inlined, so that a test can EXPLAIN exactly what a list ran.
+type sqlLog struct {
+	logger.Interface
+	mu   sync.Mutex
+	stmt []string
+}
+
+func (l *sqlLog) LogMode(logger.LogLevel) logger.Interface { return l }
+
+func (l *sqlLog) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
+	sql, _ := fc()
+	l.mu.Lock()
+	l.stmt = append(l.stmt, sql)
+	l.mu.Unlock()
+}
+
+// A DocType with search fields gets one trigram index over exactly the
+// expressions search_term compares, and the list's own search statement
+// reads it instead of every document of the DocType; a change that drops
+// the search fields drops the index.
+func TestSearchTermIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	log := &sqlLog{Interface: logger.Discard}
+	svc, err := docframe.New(b.f.DB.Session(&gorm.Session{Logger: log}), b.f.Box, docframe.Options{Log: testenv.Quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	org := b.org.ID
+	if _, err := svc.SaveDocType(ctx, b.admin, org, "", obj(t, `{"name": "Memo", "title_field": "subject", "search_fields": "note, subject",
+		"fields": [{"fieldname": "subject", "fieldtype": "Data"}, {"fieldname": "note", "fieldtype": "Data"}]}`), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.f.DB.Exec(`INSERT INTO docframe_documents (organization_id, doctype, name, owner, modified_by, creation, modified, data)
+		SELECT ?, 'Memo', 'MEMO-' || i, 'a', 'a', now() - i * interval '1 second', now() - i * interval '1 second',
+			jsonb_build_object('subject', 'subject ' || md5(i::text), 'note', 'note ' || i)
+		FROM generate_series(1, 5000) i`, org).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.BuildIndexes(ctx, org, "Memo", nil); err != nil {
+		t.Fatal(err)
+	}
+	var def string
+	b.f.DB.Raw(`SELECT pg_get_indexdef(c.oid) FROM pg_class c WHERE c.relname LIKE 'dfx\_%' AND pg_get_indexdef(c.oid) LIKE ?`,
+		"%"+org.String()+"%").Scan(&def)
+	for _, want := range []string{"USING gin (name gin_trgm_ops, ((data ->> 'subject'::text)) gin_trgm_ops, ((data ->> 'note'::text)) gin_trgm_ops)", "'Memo'::text"} {
+		if !strings.Contains(def, want) {
+			t.Fatalf("search index %q, want %s", def, want)
+		}
+	}
+	if err := b.f.DB.Exec(`ANALYZE docframe_documents`).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	log.mu.Lock()
+	log.stmt = nil
+	log.mu.Unlock()
+	rows, err := svc.List(ctx, b.admin, org, "Memo", docframe.ListArgs{Fields: `["name", "note"]`, SearchTerm: "note 4321"})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("search: %v %v", rows, err)
+	}
+	var search string
+	log.mu.Lock()
+	for _, s := range log.stmt {
+		if strings.Contains(s, "ILIKE") {
+			search = s
+		}
+	}
+	log.mu.Unlock()
+	if search == "" {
+		t.Fatal("the list ran no search statement")
+	}
+	var plan []string
+	if err := b.f.DB.Raw(`EXPLAIN ` + search).Scan(&plan).Error; err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(plan, "\n"); !strings.Contains(p, "Bitmap Index Scan on dfx_") {
+		t.Fatalf("the search does not read the trigram index:\n%s\n%s", search, p)
+	}
+
+	// A lost build: the sweep reads DocTypes with search fields too (Memo
+	// has no unique or search_index field) and builds the index again.
+	for name := range indexes(t, b.f, org) {
+		b.f.DB.Exec(`DROP INDEX ` + name)
+	}
+	if n, d, err := svc.SweepIndexes(ctx); err != nil || n != 1 || d != 0 {
+		t.Fatalf("sweep built %d, dropped %d: %v", n, d, err)
+	}
+
+	// The search fields gone, the index goes with them (reconciled by
+	// name: the change names it to drop).
+	if _, err := svc.SaveDocType(ctx, b.admin, org, "Memo", obj(t, `{"title_field": "", "search_fields": "",
+		"fields": [{"fieldname": "subject", "fieldtype": "Data"}, {"fieldname": "note", "fieldtype": "Data"}]}`), false); err != nil {
+		t.Fatal(err)
+	}
+	before := indexes(t, b.f, org)
+	if len(before) != 1 {
+		t.Fatalf("indexes before the drop: %v", before)
+	}
+	drop := make([]string, 0, 1)
+	for name := range before {
+		drop = append(drop, name)
+	}
+	if err := svc.BuildIndexes(ctx, org, "Memo", drop); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexes(t, b.f, org); len(got) != 0 {
+		t.Fatalf("after the search fields went: %v", got)
 	}
 }
