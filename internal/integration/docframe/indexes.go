@@ -105,7 +105,18 @@ func indexName(ix fieldIndex) string {
 // more index on the shared documents table kept up by every write. A
 // DocType with a title field or search fields asked for its search; it gets
 // the index, at most one per DocType whatever the number of fields.
+//
+// Only custom DocTypes (an organization's own) get it. The built-in ones
+// (Wharf Message, Template, Account, Flow, Notification, the bulk
+// DocTypes) are written on the core's hot paths: a Wharf Message document
+// for every incoming message of an organization using the integration, so a
+// trigram index there would be paid by every message, and their lists are
+// searched by their indexed fields (search_index) far more than by
+// fragments.
 func searchIndex(orgID uuid.UUID, dt *DocType) (fieldIndex, bool) {
+	if !dt.Custom.On() {
+		return fieldIndex{}, false
+	}
 	cols := []string{"name gin_trgm_ops"}
 	seen := map[string]bool{}
 	for _, sf := range append([]string{dt.TitleField}, splitList(dt.SearchFields)...) {
@@ -277,13 +288,14 @@ func (s *Service) BuildIndexes(ctx context.Context, orgID uuid.UUID, doctype str
 // and that is missing or invalid is built, every field index no definition
 // wants is dropped. It answers how many it built and dropped. The DocTypes
 // it reads are those with an indexed field or with search fields (a title
-// field or search_fields: searchIndex); the others want no index.
+// field or search_fields of a custom DocType: searchIndex); the others want
+// no index.
 func (s *Service) SweepIndexes(ctx context.Context) (built, dropped int, err error) {
 	err = s.withDDLLock(ctx, func(conn *sql.Conn) error {
 		var rows []doctypeRow
 		if err := s.db.WithContext(ctx).Select("organization_id", "name", "definition").
 			Where(`NOT istable AND (jsonb_path_exists(definition -> 'fields', '$[*] ? (@.unique == 1 || @.search_index == 1)')
-				OR title_field <> '' OR search_fields <> '')`).
+				OR (custom AND (title_field <> '' OR search_fields <> '')))`).
 			Find(&rows).Error; err != nil {
 			return err
 		}
