@@ -24,18 +24,10 @@ import (
 func BenchmarkResourceList(b *testing.B) {
 	n := envInt("BENCH_RESOURCE_DOCS", 100000)
 	s := newSystem(b, nil, nil, 1) // the worker builds the field index
-	auth := map[string]string{"Authorization": "Bearer " + s.Admin.AccessToken, "Content-Type": "application/json"}
-	code, body, err := call("POST", s.base+"/api/resource/DocType", auth, []byte(`{"name": "Bench Order", "search_fields": "note", "fields": [
-		{"fieldname": "customer", "fieldtype": "Data", "search_index": 1},
-		{"fieldname": "status", "fieldtype": "Select", "options": "Open\nPaid\nVoid"},
-		{"fieldname": "amount", "fieldtype": "Float"},
-		{"fieldname": "note", "fieldtype": "Data"}]}`))
-	if err != nil || code != 201 {
-		b.Fatalf("DocType: %d %s %v", code, body, err)
-	}
+	auth := benchOrderDocType(b, s)
 	customers := n / 20
 	start := time.Now()
-	err = s.DB.Transaction(func(tx *gorm.DB) error {
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
 		return tx.Exec(`INSERT INTO docframe_documents (organization_id, doctype, name, docstatus, owner, modified_by, creation, modified, data)
 			SELECT ?, 'Bench Order', 'BO-' || lpad(i::text, 7, '0'), 0, 'bench@wharf.test', 'bench@wharf.test',
 			       now() - i * interval '1 second', now() - i * interval '1 second',
@@ -122,15 +114,7 @@ func BenchmarkResourceList(b *testing.B) {
 // documents a second, the latency of an insert, and the CPU a document.
 func BenchmarkResourceInserts(b *testing.B) {
 	s := newSystem(b, nil, nil, 1) // the worker builds the field index
-	auth := map[string]string{"Authorization": "Bearer " + s.Admin.AccessToken, "Content-Type": "application/json"}
-	code, body, err := call("POST", s.base+"/api/resource/DocType", auth, []byte(`{"name": "Bench Order", "search_fields": "note", "fields": [
-		{"fieldname": "customer", "fieldtype": "Data", "search_index": 1},
-		{"fieldname": "status", "fieldtype": "Select", "options": "Open\nPaid\nVoid"},
-		{"fieldname": "amount", "fieldtype": "Float"},
-		{"fieldname": "note", "fieldtype": "Data"}]}`))
-	if err != nil || code != 201 {
-		b.Fatalf("DocType: %d %s %v", code, body, err)
-	}
+	auth := benchOrderDocType(b, s)
 	url := s.base + "/api/resource/Bench%20Order"
 	var lat latencies
 	cpu0 := s.cpu()
@@ -150,4 +134,21 @@ func BenchmarkResourceInserts(b *testing.B) {
 	}
 	lat.report(b, elapsed, "doc")
 	s.cpu().sub(cpu0).report(b, len(lat.d), "doc")
+}
+
+// benchOrderDocType creates the resource benchmarks' DocType, Bench Order
+// (customer with search_index, status, amount, note as its search field),
+// and answers the admin's request headers.
+func benchOrderDocType(b *testing.B, s *system) map[string]string {
+	b.Helper()
+	auth := map[string]string{"Authorization": "Bearer " + s.Admin.AccessToken, "Content-Type": "application/json"}
+	code, body, err := call("POST", s.base+"/api/resource/DocType", auth, []byte(`{"name": "Bench Order", "search_fields": "note", "fields": [
+		{"fieldname": "customer", "fieldtype": "Data", "search_index": 1},
+		{"fieldname": "status", "fieldtype": "Select", "options": "Open\nPaid\nVoid"},
+		{"fieldname": "amount", "fieldtype": "Float"},
+		{"fieldname": "note", "fieldtype": "Data"}]}`))
+	if err != nil || code != 201 {
+		b.Fatalf("DocType: %d %s %v", code, body, err)
+	}
+	return auth
 }
