@@ -39,9 +39,9 @@ func (s *Service) ConsumeMessage(ctx context.Context, tx *gorm.DB, in *inbound.I
 // evaluateNow evaluates the contact's waiting messages in the inbound task
 // that stored them, right after its commit, instead of in a chatbot:evaluate
 // task of their own: the queue's round trip (enqueue, poll, dequeue and done,
-// three Redis scripts) was a third of a reply's latency and a tenth of the
-// worker's CPU at 200 messages a second (docs/BENCHMARKS.md, "Chatbot
-// replies, round 3"). Both tasks run in the critical queue, so the worker's
+// three Redis scripts) was about a third of a reply's median latency at 200
+// messages a second, and a quarter of Redis's CPU a message (docs/BENCHMARKS.md,
+// "Chatbot replies, round 3"). Both tasks run in the critical queue, so the worker's
 // slots are spent as before. Whatever cannot be finished now goes to a task,
 // as before: the contact's lock held by another evaluation, the
 // organization at its share of the worker, more messages after the first

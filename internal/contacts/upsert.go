@@ -22,10 +22,12 @@ import (
 // A known contact whose profile name and account need no change (most
 // incoming messages) is read and locked, not written: the upsert's update
 // was a new row version of contacts in every case (its eight indexes, one a
-// trigram GIN, and the insert statement's count trigger), about a fifth of
-// PostgreSQL's time for an incoming message (docs/BENCHMARKS.md, "Chatbot
-// replies, round 3"). The lock is the one the update took: a contact's
-// writers in other transactions still wait for this one's commit.
+// trigram GIN, and the insert statement's count trigger): the statement with
+// the longest execution time of an incoming message in pg_stat_statements,
+// though the CPU a message did not move measurably without it
+// (docs/BENCHMARKS.md, "Chatbot replies, round 3"). The lock is the one the
+// update took: a contact's writers in other transactions still wait for this
+// one's commit.
 func (s *Service) Upsert(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, number string, accountID *uuid.UUID, profileName, source string) (*models.Contact, uuid.UUID, error) {
 	var found []models.Contact
 	if err := tx.WithContext(ctx).Raw(`SELECT * FROM contacts WHERE organization_id = ? AND phone_number = ? FOR NO KEY UPDATE`,
