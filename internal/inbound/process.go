@@ -48,24 +48,33 @@ func (s *Service) Process(ctx context.Context, orgID, accountID uuid.UUID, conta
 // failed maxAttempts times and is set aside. It returns how many events it
 // looked at. The consumers' after-commit work runs for the events that
 // committed, in order.
+//
+// A batch of one event, nearly every batch (a contact seldom has two
+// messages waiting), takes no savepoint: a failure rolls the whole
+// transaction back, which then held nothing else, and is counted in a
+// transaction of its own (soloFailure). The savepoint was a round trip and
+// a subtransaction for every incoming message.
 func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key string) (int, error) {
 	var events, applied []models.InboundEvent
 	var after []func(context.Context)
 	var failure error
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		after, applied = after[:0], applied[:0]
-		if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, a.ID.String()+"/"+key).Error; err != nil {
+		if err := lockContact(tx, a.ID, key); err != nil {
 			return err
 		}
 		if err := tx.Raw(`SELECT * FROM inbound_events WHERE account_id = ? AND contact_key = ? AND processed_at IS NULL
 			AND kind <> ? ORDER BY id LIMIT ?`, a.ID, key, EventStatuses, batchSize).Scan(&events).Error; err != nil {
 			return err
 		}
+		solo := len(events) == 1
 		var done []int64
 		for i := range events {
 			ev := &events[i]
-			if err := tx.SavePoint("ev").Error; err != nil {
-				return err
+			if !solo {
+				if err := tx.SavePoint("ev").Error; err != nil {
+					return err
+				}
 			}
 			fns, err := s.applyEvent(ctx, tx, a, ev)
 			if err == nil {
@@ -74,15 +83,15 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 				applied = append(applied, *ev)
 				continue
 			}
+			if solo {
+				return &soloFailure{ev: *ev, err: err}
+			}
 			if err := tx.RollbackTo("ev").Error; err != nil {
 				return err
 			}
-			s.log.Error("inbound event failed", "event_id", ev.ID, "attempt", ev.Attempts+1, "error", err)
-			// An event no retry can mend is set aside at once.
-			giveUp := ev.Attempts+1 >= maxAttempts || errors.Is(err, errNotASender)
-			if err := tx.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
-				processed_at = CASE WHEN ? THEN now() ELSE NULL END WHERE id = ?`, apperr.Clip(err.Error(), 1000), giveUp, ev.ID).Error; err != nil {
-				return err
+			giveUp, cerr := s.recordFailure(tx, ev, err)
+			if cerr != nil {
+				return cerr
 			}
 			if !giveUp {
 				failure = err // later events of this contact wait for this one
@@ -94,6 +103,10 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 		}
 		return tx.Exec(`UPDATE inbound_events SET processed_at = now() WHERE id IN ?`, done).Error
 	})
+	var solo *soloFailure
+	if errors.As(err, &solo) {
+		failure, err = s.countSoloFailure(ctx, a.ID, key, solo)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -107,6 +120,54 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 		return 0, failure
 	}
 	return len(events), nil
+}
+
+// lockContact takes the transaction-scoped lock of one contact key of an
+// account: its events are applied by one transaction at a time.
+func lockContact(tx *gorm.DB, accountID uuid.UUID, key string) error {
+	return tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, accountID.String()+"/"+key).Error
+}
+
+// soloFailure is the failure of the only event of a batch applied without
+// a savepoint; returned from the transaction, it rolls it back.
+type soloFailure struct {
+	ev  models.InboundEvent
+	err error
+}
+
+func (f *soloFailure) Error() string { return f.err.Error() }
+
+// countSoloFailure counts a solo event's failure after its transaction
+// rolled back, under the contact's lock again, unless another task has
+// meanwhile applied or counted the event (its attempts moved). It returns
+// the error that holds the contact back, nil when the event is set aside.
+func (s *Service) countSoloFailure(ctx context.Context, accountID uuid.UUID, key string, f *soloFailure) (error, error) {
+	var giveUp bool
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockContact(tx, accountID, key); err != nil {
+			return err
+		}
+		var err error
+		giveUp, err = s.recordFailure(tx, &f.ev, f.err)
+		return err
+	})
+	if err != nil || giveUp {
+		return nil, err
+	}
+	return f.err, nil
+}
+
+// recordFailure records an event's failed attempt (and its error), setting
+// the event aside when no retry can mend it or it has failed maxAttempts
+// times. The update applies only to the event as it was read (pending, the
+// same attempts), so an attempt is never counted twice.
+func (s *Service) recordFailure(tx *gorm.DB, ev *models.InboundEvent, cause error) (bool, error) {
+	s.log.Error("inbound event failed", "event_id", ev.ID, "attempt", ev.Attempts+1, "error", cause)
+	giveUp := ev.Attempts+1 >= maxAttempts || errors.Is(cause, errNotASender)
+	err := tx.Exec(`UPDATE inbound_events SET attempts = attempts + 1, last_error = ?,
+		processed_at = CASE WHEN ? THEN now() ELSE NULL END WHERE id = ? AND processed_at IS NULL AND attempts = ?`,
+		apperr.Clip(cause.Error(), 1000), giveUp, ev.ID, ev.Attempts).Error
+	return giveUp, err
 }
 
 // applyEvent hands one event to its consumers and returns their

@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,6 +137,51 @@ func TestProcess(t *testing.T) {
 		}
 		if bundle.f.Count("inbound_events", "attempts = 1 AND processed_at IS NOT NULL AND last_error LIKE '%not a phone number%'") != 1 {
 			t.Error("want the event set aside at its first attempt, with its reason")
+		}
+	})
+
+	// A contact's only waiting event is applied without a savepoint (one
+	// round trip and a subtransaction less a message); when it fails, its
+	// transaction rolls back whole and the failure is still counted once.
+	t.Run("ALoneEventTakesNoSavepointAndItsFailureIsCountedOnce", func(t *testing.T) {
+		t.Parallel()
+		svc, bundle := setup(t)
+		var mu sync.Mutex
+		var savepoints int
+		if err := bundle.f.DB.Callback().Raw().After("gorm:raw").Register("test:savepoints", func(db *gorm.DB) {
+			if strings.HasPrefix(db.Statement.SQL.String(), "SAVEPOINT") {
+				mu.Lock()
+				savepoints++
+				mu.Unlock()
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		deliver(t, svc, bundle, []message{{"wamid.ok", "15550001111", "a"}}, nil)
+		if err := svc.Process(ctx, bundle.org.ID, bundle.account.ID, "15550001111"); err != nil {
+			t.Fatal(err)
+		}
+		bundle.first.fail["wamid.bad"] = true
+		deliver(t, svc, bundle, []message{{"wamid.bad", "15550002222", "b"}}, nil)
+		for attempt := 1; attempt <= 2; attempt++ {
+			if err := svc.Process(ctx, bundle.org.ID, bundle.account.ID, "15550002222"); err == nil || !strings.Contains(err.Error(), "cannot consume wamid.bad") {
+				t.Fatalf("attempt %d: %v, want the consumer's error", attempt, err)
+			}
+			if n := bundle.f.Count("inbound_events", "attempts = ? AND processed_at IS NULL AND last_error LIKE '%cannot consume wamid.bad%'", attempt); n != 1 {
+				t.Fatalf("attempt %d: %d events with that count, want the failure counted once and the event pending", attempt, n)
+			}
+		}
+		// The failed event's transaction rolled back whole: no contact.
+		if n := bundle.f.Count("contacts", "phone_number = '+15550002222'"); n != 0 {
+			t.Errorf("%d contacts for the failed event's sender, want its transaction rolled back", n)
+		}
+		if got := fmt.Sprint(bundle.first.consumed()); got != "[wamid.ok/+15550001111]" {
+			t.Errorf("consumed %s", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if savepoints != 0 {
+			t.Errorf("%d savepoints for batches of one event, want none", savepoints)
 		}
 	})
 
