@@ -198,7 +198,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	d.Teams = teams.NewService(in.DB, ids)
 	d.Transfers = transfers.NewService(transfers.Deps{DB: in.DB, Events: d.Webhooks, Live: d.Live, Contacts: d.Contacts, People: ids, Teams: d.Teams})
 	d.Messaging = messaging.NewService(messaging.Deps{DB: in.DB, Accounts: d.Accounts, Contacts: d.Contacts, Templates: d.Templates,
-		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Store: store, Log: log})
+		Webhooks: d.Webhooks, Provider: provider, Sender: sender, Enqueuer: in.Enq, Policy: policy, Live: d.Live, Holders: d.Transfers, Keywords: settings, Store: store, Log: log})
 	d.Flows = pflows.NewService(in.DB, d.Accounts, provider)
 	// A projected campaign (a bulk message's) records its changes in the
 	// events outbox for the bulk messages' projector (bulk).
@@ -338,7 +338,7 @@ func NewAPI(ctx context.Context, c config.API, log *slog.Logger) (_ *API, err er
 	a.DB, a.Redis = in.DB, in.Redis
 	m := metrics.New()
 	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, 0, c.Calling, store, box, ids, orgsettings.NewService(in.DB, box, store, transcoder,
-		orgsettings.WithMaskerCache(in.Redis, principalMaxAge, log)), m, log)
+		orgsettings.WithMaskerCache(in.Redis, principalMaxAge, log), orgsettings.WithKeywordCache(in.Redis, principalMaxAge, log)), m, log)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +439,8 @@ func NewWorker(ctx context.Context, c config.Worker, log *slog.Logger) (_ *Worke
 	m.WatchQueues(in.Inspector)
 	// The worker hands out no ICE servers: the calling configuration is
 	// the api's and the call bridge's.
-	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, c.ChatbotOrgSlots(), config.Calling{}, store, box, ids, orgsettings.NewService(in.DB, box, store, nil), m, log)
+	d, err := buildDomains(in, c.Platform, c.Campaigns, c.AI, c.ChatbotOrgSlots(), config.Calling{}, store, box, ids, orgsettings.NewService(in.DB, box, store, nil,
+		orgsettings.WithKeywordCache(in.Redis, principalMaxAge, log)), m, log)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ import (
 	"wharf/internal/infra/statuses"
 	"wharf/internal/infra/storage"
 	"wharf/internal/infra/tenant"
+	"wharf/internal/orgsettings"
 	"wharf/internal/outbound"
 	"wharf/internal/templates"
 	"wharf/internal/webhooks"
@@ -67,6 +68,7 @@ type Service struct {
 	statuses  *statuses.Applier
 	live      live.Publisher
 	holders   Holders
+	keywords  Keywords
 	store     storage.Store
 	log       *slog.Logger
 	now       func() time.Time
@@ -100,6 +102,10 @@ type Deps struct {
 	// receives its messages' events without contacts:read.
 	Live    live.Publisher
 	Holders Holders
+	// Keywords answers an organization's opt-out and opt-in keywords
+	// (orgsettings.Service, cached there); nil: read in the inbound
+	// transaction.
+	Keywords Keywords
 	// Store keeps media: received media fetched from the provider and
 	// files uploaded for sending (nil: neither is kept).
 	Store storage.Store
@@ -110,6 +116,11 @@ type Deps struct {
 // (transfers.Service).
 type Holders interface {
 	Holders(ctx context.Context, db *gorm.DB, orgID uuid.UUID, contactIDs []uuid.UUID) (map[uuid.UUID]uuid.UUID, error)
+}
+
+// Keywords answers an organization's opt-out and opt-in keywords.
+type Keywords interface {
+	Keywords(ctx context.Context, orgID uuid.UUID) (orgsettings.Keywords, error)
 }
 
 // NewService wires the messaging domain.
@@ -123,7 +134,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{sender: d.Sender, db: d.DB, accounts: d.Accounts, contacts: d.Contacts, templates: d.Templates, webhooks: d.Webhooks,
 		provider: d.Provider, enq: d.Enqueuer, policy: d.Policy, media: d.Policy.Client(15 * time.Second),
-		statuses: statuses.NewApplier(messageStatuses), live: live.Or(d.Live), holders: d.Holders, store: d.Store, log: d.Log,
+		statuses: statuses.NewApplier(messageStatuses), live: live.Or(d.Live), holders: d.Holders, keywords: d.Keywords, store: d.Store, log: d.Log,
 		now: func() time.Time { return time.Now().UTC() }}
 }
 

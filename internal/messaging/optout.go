@@ -29,6 +29,15 @@ import (
 // else START is an ordinary message (no change, no confirmation, and the
 // chatbot answers it: organizations' flows start on such words).
 
+// keywordsOf answers the organization's keywords: from the settings
+// domain's cache when it was given one, else through tx.
+func (s *Service) keywordsOf(ctx context.Context, tx *gorm.DB, orgID uuid.UUID) (orgsettings.Keywords, error) {
+	if s.keywords != nil {
+		return s.keywords.Keywords(ctx, orgID)
+	}
+	return orgsettings.KeywordsIn(ctx, tx, orgID)
+}
+
 // keywordReply handles a stored incoming message that may be a keyword. It
 // answers whether it was one, and the work to do after the commit.
 func (s *Service) keywordReply(ctx context.Context, tx *gorm.DB, in *inbound.Incoming) (bool, func(context.Context), error) {
@@ -41,7 +50,7 @@ func (s *Service) keywordReply(ctx context.Context, tx *gorm.DB, in *inbound.Inc
 		return false, nil, nil
 	}
 	orgID := in.Contact.OrganizationID
-	kw, err := orgsettings.KeywordsIn(ctx, tx, orgID)
+	kw, err := s.keywordsOf(ctx, tx, orgID)
 	if err != nil {
 		return false, nil, err
 	}

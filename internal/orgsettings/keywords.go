@@ -67,8 +67,17 @@ func (k Keywords) Match(text string) (optOut, matched bool) {
 	return false, false
 }
 
-// KeywordsIn reads the organization's keywords through db (the inbound
-// transaction of the message that may be one).
+// Keywords answers the organization's keywords, from the cache when the
+// service keeps one (WithKeywordCache: exact across processes).
+func (s *Service) Keywords(ctx context.Context, orgID uuid.UUID) (Keywords, error) {
+	load := func() (Keywords, error) { return KeywordsIn(ctx, s.db, orgID) }
+	if s.keywords == nil {
+		return load()
+	}
+	return s.keywords.Get(ctx, orgID, []string{versionKey(orgID)}, load)
+}
+
+// KeywordsIn reads the organization's keywords through db.
 func KeywordsIn(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (Keywords, error) {
 	_, st, err := loadOrg(ctx, db, orgID)
 	if err != nil {

@@ -50,7 +50,7 @@ func (s *Service) Masker(ctx context.Context, orgID uuid.UUID) (Masker, error) {
 	if s.maskers == nil {
 		return load()
 	}
-	return s.maskers.Get(ctx, orgID, []string{maskerVersionKey(orgID)}, load)
+	return s.maskers.Get(ctx, orgID, []string{versionKey(orgID)}, load)
 }
 
 // Timezone answers the organization's timezone name (the chatbot's

@@ -63,3 +63,51 @@ func TestMaskerCacheHoldsAcrossReplicas(t *testing.T) {
 		t.Fatal("a lost version did not end the cache")
 	}
 }
+
+// The opt-out keywords are cached the same way (the worker matches every
+// short incoming message against them): a change through one replica is
+// matched at once by the other.
+func TestKeywordCacheHoldsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := testfactory.New(t, testenv.DB(t))
+	rdb := testenv.Redis(t, testenv.RedisURL(t))
+	replica := func() *orgsettings.Service {
+		return orgsettings.NewService(f.DB, f.Box, nil, nil, orgsettings.WithKeywordCache(rdb, time.Hour, testenv.Quiet()))
+	}
+	a, b := replica(), replica()
+	org := f.Org()
+	optsOut := func(svc *orgsettings.Service, word string) bool {
+		t.Helper()
+		var last bool
+		for range 2 { // the second from memory when the version holds
+			kw, err := svc.Keywords(ctx, org.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			optOut, ok := kw.Match(word)
+			last = ok && optOut
+		}
+		return last
+	}
+	if !optsOut(b, "stop") || optsOut(b, "QUIT") {
+		t.Fatal("want the default keywords before any setting")
+	}
+	if err := a.Apply(ctx, org.ID, orgsettings.Update{OptOutKeywords: &[]string{"QUIT"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !optsOut(b, "quit") || optsOut(b, "stop") {
+		t.Fatal("the other replica still matches the old keywords after the change")
+	}
+	// A write behind the service's back is seen once the version is gone.
+	f.DB.Model(&models.Organization{}).Where("id = ?", org.ID).Update("settings", `{"opt_out_keywords": ["HALT"]}`)
+	if optsOut(b, "halt") {
+		t.Fatal("the cache was not used")
+	}
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !optsOut(b, "halt") {
+		t.Fatal("a lost version did not end the cache")
+	}
+}

@@ -119,9 +119,11 @@ type Service struct {
 	box       *secrets.Box
 	store     storage.Store
 	transcode *audio.Transcoder
-	// maskers caches Masker answers (nil: every call reads the
-	// organization); see WithMaskerCache.
-	maskers *versioned.Cache[uuid.UUID, Masker]
+	// maskers caches Masker answers and keywords the opt-out keywords
+	// (nil: every call reads the organization); see WithMaskerCache and
+	// WithKeywordCache.
+	maskers  *versioned.Cache[uuid.UUID, Masker]
+	keywords *versioned.Cache[uuid.UUID, Keywords]
 }
 
 // Option changes a default of NewService.
@@ -135,7 +137,18 @@ func WithMaskerCache(rdb redis.UniversalClient, maxAge time.Duration, log *slog.
 	return func(s *Service) { s.maskers = versioned.New[uuid.UUID, Masker](rdb, maxAge, 50_000, log) }
 }
 
-func maskerVersionKey(org uuid.UUID) string { return "wharf:orgsettings:v:" + org.String() }
+// WithKeywordCache keeps organizations' opt-out and opt-in keywords in
+// process the same way (the version Apply replaces). The worker uses it:
+// every short incoming message is matched against them, and reading the
+// organization's row for it was one of the inbound transaction's round trips
+// (docs/BENCHMARKS.md, "Chatbot replies, round 4").
+func WithKeywordCache(rdb redis.UniversalClient, maxAge time.Duration, log *slog.Logger) Option {
+	return func(s *Service) { s.keywords = versioned.New[uuid.UUID, Keywords](rdb, maxAge, 50_000, log) }
+}
+
+// versionKey names the version of an organization's settings, which every
+// cache of them is kept under.
+func versionKey(org uuid.UUID) string { return "wharf:orgsettings:v:" + org.String() }
 
 // NewService wires the settings domain. transcoder may be nil in processes
 // that take no uploads.
@@ -306,9 +319,7 @@ func (s *Service) Apply(ctx context.Context, orgID uuid.UUID, u Update) error {
 	}
 	updates["settings"] = gorm.Expr("settings || ?::jsonb", string(b))
 	res := s.db.WithContext(ctx).Model(&models.Organization{}).Where("id = ?", orgID).Updates(updates)
-	if s.maskers != nil {
-		s.maskers.Changed(ctx, maskerVersionKey(orgID), func(k uuid.UUID) bool { return k == orgID })
-	}
+	s.changed(ctx, orgID)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -316,6 +327,18 @@ func (s *Service) Apply(ctx context.Context, orgID uuid.UUID, u Update) error {
 		return apperr.NotFoundf("organization not found")
 	}
 	return nil
+}
+
+// changed replaces the organization's settings version after a change
+// committed, so that no process serves its cached settings again.
+func (s *Service) changed(ctx context.Context, orgID uuid.UUID) {
+	covers := func(k uuid.UUID) bool { return k == orgID }
+	if s.maskers != nil {
+		s.maskers.Changed(ctx, versionKey(orgID), covers)
+	}
+	if s.keywords != nil {
+		s.keywords.Changed(ctx, versionKey(orgID), covers)
+	}
 }
 
 // Initial is the settings JSON a new organization is created with. Only
