@@ -186,7 +186,7 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	policy := safehttp.Policy{AllowPrivate: pc.OutboundAllowPrivate}
 	provider := platform.New(pc.PlatformAPIURL, pc.PlatformAPIVersion, nil)
 	d := &domains{Identity: ids, Settings: settings, Live: live.NewBus(in.Redis, log)}
-	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log)
+	d.Webhooks = webhooks.NewService(in.DB, box, in.Enq, policy, m, log, webhooks.WithListenerCache(in.Redis, principalMaxAge, log))
 	d.Accounts = accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
 	d.Contacts = contacts.NewService(in.DB, d.Webhooks, d.Live, ids)
 	d.Templates = templates.NewService(in.DB, d.Accounts, provider, in.Enq, log)

@@ -88,7 +88,8 @@ func NewCallBridge(ctx context.Context, c config.CallBridge, log *slog.Logger) (
 	m.WatchCalls()
 	provider := platform.New(c.PlatformAPIURL, c.PlatformAPIVersion, nil)
 	settings := orgsettings.NewService(in.DB, box, store, nil)
-	hooks := webhooks.NewService(in.DB, box, in.Enq, safehttp.Policy{AllowPrivate: c.OutboundAllowPrivate}, m, log)
+	hooks := webhooks.NewService(in.DB, box, in.Enq, safehttp.Policy{AllowPrivate: c.OutboundAllowPrivate}, m, log,
+		webhooks.WithListenerCache(in.Redis, principalMaxAge, log))
 	accts := accounts.NewService(in.DB, box, provider, settings, in.Enq, log)
 	// The callbridge publishes its calls' events (ringing, answered,
 	// ended) for the api's event streams.

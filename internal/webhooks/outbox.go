@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,16 +22,16 @@ func (s *Service) Listens(ctx context.Context, db *gorm.DB, orgID uuid.UUID, eve
 	if len(events) == 0 {
 		return false, nil
 	}
-	conds := make([]string, len(events))
-	args := []any{orgID}
-	for i, e := range events {
-		conds[i] = "events @> jsonb_build_array(?::text)"
-		args = append(args, e)
+	set, err := s.subscribed(ctx, db, orgID)
+	if err != nil {
+		return false, err
 	}
-	var listening bool
-	err := db.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM webhooks
-		WHERE organization_id = ? AND is_active AND (`+strings.Join(conds, " OR ")+`))`, args...).Scan(&listening).Error
-	return listening, err
+	for _, e := range events {
+		if set[e] {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // EmitStatement is Emit as a data-modifying statement for the caller to run
@@ -73,9 +72,7 @@ func (s *Service) EmitEachStatement(orgID uuid.UUID, event, source string) (stmt
 // webhook of the organization subscribes to it; it returns the event id to
 // Publish after the commit (uuid.Nil when nobody listens).
 func (s *Service) Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, event string, data any) (uuid.UUID, error) {
-	var listening bool
-	err := tx.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM webhooks
-		WHERE organization_id = ? AND is_active AND events @> jsonb_build_array(?::text))`, orgID, event).Scan(&listening).Error
+	listening, err := s.Listens(ctx, tx, orgID, event)
 	if err != nil || !listening {
 		return uuid.Nil, err
 	}

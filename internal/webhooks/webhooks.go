@@ -22,6 +22,7 @@ import (
 	"wharf/internal/infra/safehttp"
 	"wharf/internal/infra/secrets"
 	"wharf/internal/infra/tenant"
+	"wharf/internal/infra/versioned"
 	"wharf/jobs"
 	"wharf/models"
 )
@@ -107,13 +108,20 @@ type Service struct {
 	metrics *metrics.Set
 	log     *slog.Logger
 	now     func() time.Time
+	// listeners caches the events each organization's webhooks subscribe
+	// to (nil: read every time); see WithListenerCache.
+	listeners *versioned.Cache[uuid.UUID, map[string]bool]
 }
 
 // NewService wires the webhooks domain; m (nil: none) counts the
 // deliveries by outcome.
-func NewService(db *gorm.DB, box *secrets.Box, enq *jobs.Enqueuer, policy safehttp.Policy, m *metrics.Set, log *slog.Logger) *Service {
-	return &Service{db: db, box: box, enq: enq, policy: policy, client: policy.Client(deliveryTimeout), metrics: m, log: log,
+func NewService(db *gorm.DB, box *secrets.Box, enq *jobs.Enqueuer, policy safehttp.Policy, m *metrics.Set, log *slog.Logger, opts ...Option) *Service {
+	s := &Service{db: db, box: box, enq: enq, policy: policy, client: policy.Client(deliveryTimeout), metrics: m, log: log,
 		now: func() time.Time { return time.Now().UTC() }}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Input creates or changes a webhook; nil fields are unchanged on update.
@@ -176,6 +184,7 @@ func (s *Service) Create(ctx context.Context, orgID uuid.UUID, in Input) (*View,
 	if err := s.db.WithContext(ctx).Create(&w).Error; err != nil {
 		return nil, err
 	}
+	s.listenersChanged(ctx, orgID)
 	v := view(w)
 	return &v, nil
 }
@@ -196,6 +205,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*V
 	if err := s.db.WithContext(ctx).Save(w).Error; err != nil {
 		return nil, err
 	}
+	s.listenersChanged(ctx, orgID)
 	v := view(*w)
 	return &v, nil
 }
@@ -203,6 +213,7 @@ func (s *Service) Update(ctx context.Context, orgID, id uuid.UUID, in Input) (*V
 // Delete removes a webhook and its delivery log.
 func (s *Service) Delete(ctx context.Context, orgID, id uuid.UUID) error {
 	res := s.db.WithContext(ctx).Scopes(tenant.Scope(orgID)).Delete(&models.Webhook{}, "id = ?", id)
+	s.listenersChanged(ctx, orgID)
 	if res.Error != nil {
 		return res.Error
 	}
