@@ -33,7 +33,7 @@ func TestNotificationChangesAreSeenByTheNextEventInAnyProcess(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb := testenv.Redis(t, testenv.RedisURL(t))
-	b := setup(t, func(d *notify.Deps) { d.Redis, d.CacheMaxAge = rdb, time.Hour })
+	b := setup(t, func(d *notify.Deps) { d.Redis = rdb })
 	other := b.replica(t, rdb)
 	order := func() string {
 		t.Helper()
@@ -59,11 +59,18 @@ func TestNotificationChangesAreSeenByTheNextEventInAnyProcess(t *testing.T) {
 	if n := rowsFor(order()); len(n) != 0 {
 		t.Fatalf("recorded %v without a notification", n)
 	}
+	if n := b.drain(t); n != 0 {
+		t.Fatalf("%d tasks without a notification", n)
+	}
 	// One is created here: the other process's next insert fires it.
 	b.notification(t, `{"notification_name": "new", "reference_doctype": "Order", "doctype_event": "After Insert",
 		"template": "t", "field_name": "mobile"}`)
 	if n := rowsFor(order()); len(n) != 1 || n[0] != "new" {
 		t.Fatalf("the insert right after the notification's creation recorded %v, want [new]", n)
+	}
+	// Its send is woken at once, not left to the sweep.
+	if n := b.drain(t); n != 1 {
+		t.Errorf("ran %d send tasks after the insert, want 1", n)
 	}
 	// Disabled here, it stops there at once.
 	if _, err := b.frame.Update(ctx, b.admin, b.org, notify.NotificationDoctype, "new", map[string]any{"disabled": 1}); err != nil {

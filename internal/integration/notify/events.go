@@ -117,6 +117,14 @@ func (s *Service) snapshot(doc *docframe.Doc) map[string]any {
 func (s *Service) DocumentEvent(ctx context.Context, e docframe.DocEvent) {
 	if e.Doc.Doctype == NotificationDoctype {
 		s.notificationsChanged(ctx, e.OrganizationID)
+	} else if s.notifications != nil {
+		// An event without notifications recorded nothing: the ledger is
+		// not read (a query per document event otherwise). Should the
+		// organization's notifications have changed since the record, what
+		// this misses is sent by the sweep.
+		if names, err := s.eventNotifications(ctx, nil, e.Event, e.Doc); err == nil && len(names) == 0 {
+			return
+		}
 	}
 	var ids []uuid.UUID
 	if err := s.db.WithContext(ctx).Raw(`SELECT id FROM wharfnotify_sends
