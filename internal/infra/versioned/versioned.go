@@ -95,6 +95,16 @@ func (c *Cache[K, V]) Get(ctx context.Context, k K, versionKeys []string, load f
 	return v, nil
 }
 
+// Last answers the value this process last kept for k, without asking
+// Redis whether its versions still hold: a hint for work that may be
+// skipped or done later (it may be stale), never a value to act on.
+func (c *Cache[K, V]) Last(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	return e.v, ok
+}
+
 // Changed replaces the version versionKey after a change that can alter the
 // values kept under it has committed, and forgets this process's entries
 // for which covers says so. If Redis cannot be told, the other processes'

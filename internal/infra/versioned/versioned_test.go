@@ -34,6 +34,14 @@ func TestValuesHoldWhileTheirVersionsDo(t *testing.T) {
 	if v := get("a", "v:1", "v:2"); v != 2 {
 		t.Fatalf("value %d after its version changed, want 2", v)
 	}
+	// Last answers the kept value without asking Redis, stale or not.
+	c.Changed(ctx, "v:2", func(string) bool { return false })
+	if v, ok := c.Last("a"); !ok || v != 2 {
+		t.Fatalf("Last: %d %v, want the kept 2", v, ok)
+	}
+	if _, ok := c.Last("none"); ok {
+		t.Fatal("Last answered a value never kept")
+	}
 	// A failed load is not kept.
 	_, err := c.Get(ctx, "b", []string{"v:1"}, func() (int, error) { return 0, errors.New("boom") })
 	if err == nil {

@@ -119,10 +119,12 @@ func (s *Service) DocumentEvent(ctx context.Context, e docframe.DocEvent) {
 		s.notificationsChanged(ctx, e.OrganizationID)
 	} else if s.notifications != nil {
 		// An event without notifications recorded nothing: the ledger is
-		// not read (a query per document event otherwise). Should the
-		// organization's notifications have changed since the record, what
-		// this misses is sent by the sweep.
-		if names, err := s.eventNotifications(ctx, nil, e.Event, e.Doc); err == nil && len(names) == 0 {
+		// not read (a query per document event otherwise). The lookup the
+		// record made in this process moments ago answers, without asking
+		// Redis again (versioned.Last): should the notifications have
+		// changed since, what this misses is sent by the sweep.
+		k := notificationsKey{e.OrganizationID, e.Doc.Doctype, e.Event}
+		if names, ok := s.notifications.Last(k); ok && len(names) == 0 {
 			return
 		}
 	}
