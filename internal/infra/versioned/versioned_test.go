@@ -52,4 +52,25 @@ func TestValuesHoldWhileTheirVersionsDo(t *testing.T) {
 	if loads != before+1 {
 		t.Fatal("a failed load was cached")
 	}
+	// GetKeeping keeps only what keep accepts: the others load every time.
+	loadsOf := func(value int) int {
+		t.Helper()
+		before := loads
+		v, err := c.GetKeeping(ctx, "c", []string{"v:1"}, func() (int, error) { loads++; return value, nil },
+			func(v int) bool { return v%2 == 0 })
+		if err != nil || v != value {
+			t.Fatalf("GetKeeping: %d, %v; want %d", v, err, value)
+		}
+		return loads - before
+	}
+	if n := loadsOf(3) + loadsOf(3); n != 2 {
+		t.Fatalf("%d loads for two reads of a value keep refuses, want 2", n)
+	}
+	loadsOf(4)
+	if n := loadsOf(4); n != 0 {
+		t.Fatalf("%d loads for a value keep accepted, want it from memory", n)
+	}
+	if _, ok := c.Last("c"); !ok {
+		t.Fatal("the accepted value was not kept")
+	}
 }

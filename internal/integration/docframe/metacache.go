@@ -50,6 +50,14 @@ type metaKey struct {
 // built-in DocTypes in organizations that never used the integration.
 type cachedMeta struct{ m *meta }
 
+// kept tells the definitions the cache keeps: the custom DocTypes, and the
+// absence of one. A built-in DocType's definition is read every time: it is
+// the one an upgrade rewrites, and a deployment's migration (or a test)
+// may rewrite it in SQL, behind the framework's back; its documents are
+// written on the core's paths, where a definition read is cheap next to
+// the rest.
+func (c cachedMeta) kept() bool { return c.m == nil || c.m.custom }
+
 // metaCacheMax bounds the entries kept; past it the cache starts over.
 const metaCacheMax = 50_000
 
@@ -75,7 +83,7 @@ func (s *Service) meta(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name s
 	if s.metas == nil {
 		c, err = load()
 	} else {
-		c, err = s.metas.Get(ctx, metaKey{orgID, name}, []string{doctypesVersionKey(orgID)}, load)
+		c, err = s.metas.GetKeeping(ctx, metaKey{orgID, name}, []string{doctypesVersionKey(orgID)}, load, cachedMeta.kept)
 	}
 	if err != nil {
 		return nil, err
