@@ -231,8 +231,13 @@ func buildDomains(in *infra, pc config.Platform, cc config.Campaigns, ac config.
 	// given to the framework, which binds itself to them (docframe.Binder,
 	// through docframe.EventSinks).
 	// Notifications send through messages.
-	d.Notify = notify.New(notify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Files: store, Log: log})
-	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log,
+	// DocType definitions and the lookup of an event's notifications are
+	// cached in every process (each one writes DocTypes or notifications
+	// too, and replaces their versions in Redis); the maximum age only
+	// bounds a lost invalidation.
+	d.Notify = notify.New(notify.Deps{DB: in.DB, Enqueuer: in.Enq, Sender: notifySender{d.Wharf}, Files: store, Log: log,
+		Redis: in.Redis, CacheMaxAge: principalMaxAge})
+	if d.Frame, err = docframe.New(in.DB, box, docframe.Options{Log: log, Redis: in.Redis, CacheMaxAge: principalMaxAge,
 		Hooks:   slices.Concat(d.Wharf.Hooks(), d.Bulk.Hooks(), []docframe.Hook{d.Notify}),
 		Methods: slices.Concat(d.Wharf.Methods(), d.Bulk.Methods()), BuiltIn: builtInDocTypes(d.Wharf, d.Notify, d.Bulk),
 		BuiltInNames: builtInDocTypeNames,

@@ -49,6 +49,12 @@ func New[K comparable, V any](rdb redis.UniversalClient, maxAge time.Duration, m
 // Get returns the value of k: from memory while the versions named by
 // versionKeys hold, else from load (and keeps it).
 func (c *Cache[K, V]) Get(ctx context.Context, k K, versionKeys []string, load func() (V, error)) (V, error) {
+	return c.GetKeeping(ctx, k, versionKeys, load, nil)
+}
+
+// GetKeeping is Get that keeps only the loaded values keep accepts (nil:
+// every value): the others are loaded on every read.
+func (c *Cache[K, V]) GetKeeping(ctx context.Context, k K, versionKeys []string, load func() (V, error), keep func(V) bool) (V, error) {
 	vals, err := c.rdb.MGet(ctx, versionKeys...).Result()
 	if err != nil {
 		c.log.Warn("cache versions unavailable; loading from the database", "error", err)
@@ -83,7 +89,7 @@ func (c *Cache[K, V]) Get(ctx context.Context, k K, versionKeys []string, load f
 	// The versions were read before the load: a change that commits after
 	// them replaces one, and this entry is not used again.
 	v, err := load()
-	if err != nil {
+	if err != nil || (keep != nil && !keep(v)) {
 		return v, err
 	}
 	c.mu.Lock()
@@ -93,6 +99,16 @@ func (c *Cache[K, V]) Get(ctx context.Context, k K, versionKeys []string, load f
 	c.entries[k] = entry[V]{v: v, versions: versions, at: now}
 	c.mu.Unlock()
 	return v, nil
+}
+
+// Last answers the value this process last kept for k, without asking
+// Redis whether its versions still hold: a hint for work that may be
+// skipped or done later (it may be stale), never a value to act on.
+func (c *Cache[K, V]) Last(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	return e.v, ok
 }
 
 // Changed replaces the version versionKey after a change that can alter the

@@ -34,6 +34,14 @@ func TestValuesHoldWhileTheirVersionsDo(t *testing.T) {
 	if v := get("a", "v:1", "v:2"); v != 2 {
 		t.Fatalf("value %d after its version changed, want 2", v)
 	}
+	// Last answers the kept value without asking Redis, stale or not.
+	c.Changed(ctx, "v:2", func(string) bool { return false })
+	if v, ok := c.Last("a"); !ok || v != 2 {
+		t.Fatalf("Last: %d %v, want the kept 2", v, ok)
+	}
+	if _, ok := c.Last("none"); ok {
+		t.Fatal("Last answered a value never kept")
+	}
 	// A failed load is not kept.
 	_, err := c.Get(ctx, "b", []string{"v:1"}, func() (int, error) { return 0, errors.New("boom") })
 	if err == nil {
@@ -43,5 +51,26 @@ func TestValuesHoldWhileTheirVersionsDo(t *testing.T) {
 	get("b", "v:1")
 	if loads != before+1 {
 		t.Fatal("a failed load was cached")
+	}
+	// GetKeeping keeps only what keep accepts: the others load every time.
+	loadsOf := func(value int) int {
+		t.Helper()
+		before := loads
+		v, err := c.GetKeeping(ctx, "c", []string{"v:1"}, func() (int, error) { loads++; return value, nil },
+			func(v int) bool { return v%2 == 0 })
+		if err != nil || v != value {
+			t.Fatalf("GetKeeping: %d, %v; want %d", v, err, value)
+		}
+		return loads - before
+	}
+	if n := loadsOf(3) + loadsOf(3); n != 2 {
+		t.Fatalf("%d loads for two reads of a value keep refuses, want 2", n)
+	}
+	loadsOf(4)
+	if n := loadsOf(4); n != 0 {
+		t.Fatalf("%d loads for a value keep accepted, want it from memory", n)
+	}
+	if _, ok := c.Last("c"); !ok {
+		t.Fatal("the accepted value was not kept")
 	}
 }

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"wharf/internal/infra/secrets"
+	"wharf/internal/infra/versioned"
 	"wharf/jobs"
 )
 
@@ -70,7 +72,14 @@ type Options struct {
 	// change committed (indexes.go); nil: nobody does until BuildIndexes or
 	// SweepIndexes is called.
 	Enqueuer *jobs.Enqueuer
-	Log      *slog.Logger
+	// Redis, when set, keeps DocType definitions in process, exact across
+	// replicas through versions in Redis (metacache.go); every process
+	// that writes DocTypes must have it so that it replaces the versions.
+	// CacheMaxAge bounds an entry's life should an invalidation be lost
+	// (zero: 10 s).
+	Redis       redis.UniversalClient
+	CacheMaxAge time.Duration
+	Log         *slog.Logger
 }
 
 // Service is the document framework.
@@ -86,6 +95,8 @@ type Service struct {
 	enq          *jobs.Enqueuer
 	log          *slog.Logger
 	now          func() time.Time
+	// metas caches DocType definitions (nil: every read loads them).
+	metas *versioned.Cache[metaKey, cachedMeta]
 }
 
 // New builds the framework. Two methods of one name, or two guards of one
@@ -98,6 +109,7 @@ func New(db *gorm.DB, box *secrets.Box, o Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.metas = newMetaCache(o.Redis, o.CacheMaxAge, s.log)
 	var err error
 	if s.guards, err = guardIndex(o.Guards); err != nil {
 		return nil, err

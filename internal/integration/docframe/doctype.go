@@ -136,7 +136,9 @@ func (r *doctypeRow) meta() (*meta, error) {
 }
 
 // loadMeta reads a DocType of the organization and the DocTypes of its
-// tables (two queries at most).
+// tables (two queries at most). Document operations read through
+// Service.meta, which caches it (metacache.go); BuildIndexes reads here
+// directly, the definition as it is under its lock.
 func loadMeta(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name string) (*meta, error) {
 	var row doctypeRow
 	err := db.WithContext(ctx).Take(&row, "organization_id = ? AND name = ?", orgID, name).Error
@@ -360,7 +362,7 @@ func splitList(s string) []string {
 
 // GetDocType answers a DocType of the organization as a document.
 func (s *Service) GetDocType(ctx context.Context, a Actor, orgID uuid.UUID, name string) (map[string]any, error) {
-	m, err := loadMeta(ctx, s.db, orgID, name)
+	m, err := s.meta(ctx, s.db, orgID, name)
 	if err != nil {
 		return nil, err
 	}
@@ -399,6 +401,7 @@ func (s *Service) SaveDocType(ctx context.Context, a Actor, orgID uuid.UUID, nam
 		out, err = s.storeDocType(ctx, tx, orgID, a.Email, dt, old)
 		return err
 	})
+	s.doctypesChanged(ctx, orgID)
 	if err != nil {
 		if n, _ := in["name"].(string); create && n != "" {
 			name = n
@@ -466,6 +469,12 @@ func (s *Service) EnsureDocType(ctx context.Context, orgID uuid.UUID, def DocTyp
 		if err == nil || !isDuplicate(err) || attempt == 1 {
 			break
 		}
+	}
+	// Only a definition that changed (or may have) replaces the version:
+	// every process ensures the built-in DocTypes of the organizations it
+	// serves, mostly finding them as they are.
+	if stored || err != nil {
+		s.doctypesChanged(ctx, orgID)
 	}
 	if err != nil {
 		return s.docTypeConflict(def.Name, err)
@@ -659,6 +668,7 @@ func (s *Service) DeleteDocType(ctx context.Context, a Actor, orgID uuid.UUID, n
 		}
 		return tx.Exec(`DELETE FROM docframe_doctypes WHERE organization_id = ? AND name = ?`, orgID, name).Error
 	})
+	s.doctypesChanged(ctx, orgID)
 	if err != nil {
 		return err
 	}

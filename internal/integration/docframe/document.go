@@ -523,15 +523,16 @@ func WithoutBuiltIn(ctx context.Context) context.Context {
 
 // docMeta loads a DocType whose documents are addressed directly: not a
 // child table, whose rows live in their parents.
+// The answer is shared (metacache.go): callers must not change it.
 func (s *Service) docMeta(ctx context.Context, orgID uuid.UUID, doctype string) (*meta, error) {
-	m, err := loadMeta(ctx, s.db, orgID, doctype)
+	m, err := s.meta(ctx, s.db, orgID, doctype)
 	if isNotFound(err) && s.builtIn != nil && ctx.Value(noBuiltInKey{}) == nil {
 		ok, berr := s.builtIn(ctx, orgID, doctype)
 		if berr != nil {
 			return nil, berr
 		}
 		if ok {
-			m, err = loadMeta(ctx, s.db, orgID, doctype)
+			m, err = s.meta(ctx, s.db, orgID, doctype)
 		}
 	}
 	if err != nil {
@@ -540,7 +541,7 @@ func (s *Service) docMeta(ctx context.Context, orgID uuid.UUID, doctype string) 
 	if m.Istable.On() {
 		return nil, Validationf("%s is a child table: its rows are read and written through their parent documents", doctype)
 	}
-	return s.withGuards(m), nil
+	return m, nil
 }
 
 func loadDoc(ctx context.Context, db *gorm.DB, m *meta, orgID uuid.UUID, name string, lock bool) (*Doc, error) {

@@ -112,7 +112,9 @@ func (s *Service) NamesBy(ctx context.Context, db *gorm.DB, orgID uuid.UUID, doc
 	if db == nil {
 		db = s.db
 	}
-	m, err := loadMeta(ctx, db, orgID, doctype)
+	// Through the cache even when db is the caller's transaction: no
+	// caller's transaction writes DocTypes (metacache.go).
+	m, err := s.meta(ctx, db, orgID, doctype)
 	if isNotFound(err) {
 		return out, nil
 	}

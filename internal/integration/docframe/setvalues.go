@@ -21,7 +21,9 @@ func (s *Service) SetValues(ctx context.Context, db *gorm.DB, orgID uuid.UUID, d
 	if db == nil {
 		db = s.db
 	}
-	m, err := loadMeta(ctx, db, orgID, doctype)
+	// Through the cache even when db is the caller's transaction: no
+	// caller's transaction writes DocTypes (metacache.go).
+	m, err := s.meta(ctx, db, orgID, doctype)
 	if err != nil {
 		return err
 	}

@@ -68,15 +68,9 @@ type guard struct {
 // record writes a ledger row for each enabled DocType Event notification
 // of the document's DocType and event, with the document as it is now.
 func (s *Service) record(ctx context.Context, tx *gorm.DB, event string, doc *docframe.Doc) error {
-	found, err := s.fw().Find(ctx, tx, docframe.Filter{OrganizationID: doc.OrganizationID, Doctype: NotificationDoctype,
-		Equal:     map[string][]string{"notification_type": {TypeDocTypeEvent}, "reference_doctype": {doc.Doctype}, "doctype_event": {event}},
-		Unchecked: []string{"disabled"}})
-	if err != nil || len(found) == 0 {
+	names, err := s.eventNotifications(ctx, tx, event, doc)
+	if err != nil || len(names) == 0 {
 		return err
-	}
-	names := make([]string, len(found))
-	for i, n := range found {
-		names[i] = n.Name
 	}
 	g, _ := ctx.Value(guardKey{}).(guard)
 	snap, err := json.Marshal(s.snapshot(doc))
@@ -118,7 +112,22 @@ func (s *Service) snapshot(doc *docframe.Doc) map[string]any {
 
 // DocumentEvent implements docframe.EventSink: once the change committed,
 // the rows it recorded are sent at once rather than at the next sweep.
+// A committed change of a notification replaces its organization's
+// version of the notifications' lookup first (cache.go).
 func (s *Service) DocumentEvent(ctx context.Context, e docframe.DocEvent) {
+	if e.Doc.Doctype == NotificationDoctype {
+		s.notificationsChanged(ctx, e.OrganizationID)
+	} else if s.notifications != nil {
+		// An event without notifications recorded nothing: the ledger is
+		// not read (a query per document event otherwise). The lookup the
+		// record made in this process moments ago answers, without asking
+		// Redis again (versioned.Last): should the notifications have
+		// changed since, what this misses is sent by the sweep.
+		k := notificationsKey{e.OrganizationID, e.Doc.Doctype, e.Event}
+		if names, ok := s.notifications.Last(k); ok && len(names) == 0 {
+			return
+		}
+	}
 	var ids []uuid.UUID
 	if err := s.db.WithContext(ctx).Raw(`SELECT id FROM wharfnotify_sends
 		WHERE organization_id = ? AND reference_doctype = ? AND reference_name = ? AND status = 'pending'`,

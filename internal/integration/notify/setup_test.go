@@ -71,9 +71,10 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// setup builds the service as the lead wires it: the service first, the
-// framework with it as hook and event sink, then Attach; an organization
-// with the notification DocTypes and a submittable user DocType, Order.
+// setup builds the service as the lead wires it: the service first (with
+// its cache in the test's Redis), the framework with it as hook and event
+// sink, then Attach; an organization with the notification DocTypes and a
+// submittable user DocType, Order.
 func setup(t *testing.T, with ...func(*notify.Deps)) *bundle {
 	t.Helper()
 	f := testfactory.New(t, testenv.DB(t))
@@ -85,7 +86,9 @@ func setup(t *testing.T, with ...func(*notify.Deps)) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := notify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(), Now: b.clock.now}
+	// The lookup of an event's notifications is cached, as in the app.
+	deps := notify.Deps{DB: f.DB, Enqueuer: b.q.Enqueuer, Sender: b.sender, Files: files, Log: testenv.Quiet(), Now: b.clock.now,
+		Redis: testenv.Redis(t, testenv.RedisURL(t)), CacheMaxAge: time.Hour}
 	for _, w := range with {
 		w(&deps)
 	}

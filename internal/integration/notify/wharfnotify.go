@@ -23,8 +23,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"wharf/internal/infra/versioned"
 	"wharf/internal/integration/docframe"
 	"wharf/jobs"
 )
@@ -71,6 +73,13 @@ type Deps struct {
 	Now func() time.Time
 	// Limits are the condition budgets (zero: the defaults).
 	Limits Limits
+	// Redis, when set, keeps the lookup of a document event's
+	// notifications in process, exact across replicas through versions in
+	// Redis (cache.go); the service must then be the framework's event sink
+	// too. CacheMaxAge bounds an entry's life should an invalidation be
+	// lost (zero: 10 s).
+	Redis       redis.UniversalClient
+	CacheMaxAge time.Duration
 	// Evaluator configures the processes conditions run in (zero: the
 	// defaults, this executable started with EvaluatorArg). They start on
 	// the first evaluation; the api, which only checks conditions, starts
@@ -111,6 +120,9 @@ type Service struct {
 	limits Limits
 	eval   *evaluator
 	frame  atomic.Pointer[docframe.Service]
+	// notifications caches the lookup of an event's notifications (nil:
+	// every event reads them).
+	notifications *versioned.Cache[notificationsKey, []string]
 }
 
 // New builds the service.
@@ -141,6 +153,7 @@ func New(d Deps) *Service {
 		s.limits.Sends = 10_000
 	}
 	s.eval = newEvaluator(d.Evaluator)
+	s.notifications = newNotificationsCache(d.Redis, d.CacheMaxAge, s.log)
 	return s
 }
 
