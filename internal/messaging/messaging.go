@@ -120,7 +120,7 @@ type Holders interface {
 
 // Keywords answers an organization's opt-out and opt-in keywords.
 type Keywords interface {
-	Keywords(ctx context.Context, orgID uuid.UUID) (orgsettings.Keywords, error)
+	Keywords(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (orgsettings.Keywords, error)
 }
 
 // NewService wires the messaging domain.

@@ -33,7 +33,7 @@ import (
 // domain's cache when it was given one, else through tx.
 func (s *Service) keywordsOf(ctx context.Context, tx *gorm.DB, orgID uuid.UUID) (orgsettings.Keywords, error) {
 	if s.keywords != nil {
-		return s.keywords.Keywords(ctx, orgID)
+		return s.keywords.Keywords(ctx, tx, orgID)
 	}
 	return orgsettings.KeywordsIn(ctx, tx, orgID)
 }

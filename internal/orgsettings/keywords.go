@@ -68,9 +68,13 @@ func (k Keywords) Match(text string) (optOut, matched bool) {
 }
 
 // Keywords answers the organization's keywords, from the cache when the
-// service keeps one (WithKeywordCache: exact across processes).
-func (s *Service) Keywords(ctx context.Context, orgID uuid.UUID) (Keywords, error) {
-	load := func() (Keywords, error) { return KeywordsIn(ctx, s.db, orgID) }
+// service keeps one (WithKeywordCache: exact across processes), else read
+// through db. A miss loads through db, the caller's transaction (the
+// incoming message's), not a second connection of the pool, which the
+// caller's locks could leave it waiting for; at READ COMMITTED that reads
+// what is committed, and no caller's transaction writes settings.
+func (s *Service) Keywords(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (Keywords, error) {
+	load := func() (Keywords, error) { return KeywordsIn(ctx, db, orgID) }
 	if s.keywords == nil {
 		return load()
 	}

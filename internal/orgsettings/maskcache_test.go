@@ -81,7 +81,7 @@ func TestKeywordCacheHoldsAcrossReplicas(t *testing.T) {
 		t.Helper()
 		var last bool
 		for range 2 { // the second from memory when the version holds
-			kw, err := svc.Keywords(ctx, org.ID)
+			kw, err := svc.Keywords(ctx, f.DB, org.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,23 +34,30 @@ func listenersVersionKey(org uuid.UUID) string { return "wharf:webhooks:v:" + or
 // subscribed answers the events the organization's active webhooks
 // subscribe to: from the cache when there is one, else read through db.
 // The map is shared: callers only read it.
+//
+// A miss loads through db, the caller's transaction, never through a
+// second connection of the pool: the caller may hold locks others wait
+// for with their own connections (fifty transfers of one team, each
+// waiting on the team's lock), and a second connection asked for while
+// the pool is spent on them would never come. That is exact: no caller's
+// transaction writes webhooks (Create, Update and Delete write on their
+// own), and every transaction runs at READ COMMITTED, so the load sees
+// what is committed.
 func (s *Service) subscribed(ctx context.Context, db *gorm.DB, orgID uuid.UUID) (map[string]bool, error) {
-	load := func(db *gorm.DB) func() (map[string]bool, error) {
-		return func() (map[string]bool, error) {
-			var events []string
-			err := db.WithContext(ctx).Raw(`SELECT DISTINCT e FROM webhooks, jsonb_array_elements_text(events) e
-				WHERE organization_id = ? AND is_active`, orgID).Scan(&events).Error
-			set := make(map[string]bool, len(events))
-			for _, e := range events {
-				set[e] = true
-			}
-			return set, err
+	load := func() (map[string]bool, error) {
+		var events []string
+		err := db.WithContext(ctx).Raw(`SELECT DISTINCT e FROM webhooks, jsonb_array_elements_text(events) e
+			WHERE organization_id = ? AND is_active`, orgID).Scan(&events).Error
+		set := make(map[string]bool, len(events))
+		for _, e := range events {
+			set[e] = true
 		}
+		return set, err
 	}
 	if s.listeners == nil {
-		return load(db)()
+		return load()
 	}
-	return s.listeners.Get(ctx, orgID, []string{listenersVersionKey(orgID)}, load(s.db))
+	return s.listeners.Get(ctx, orgID, []string{listenersVersionKey(orgID)}, load)
 }
 
 // listenersChanged replaces the organization's version after a webhook
