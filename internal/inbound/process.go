@@ -105,7 +105,10 @@ func (s *Service) processBatch(ctx context.Context, a *accounts.Account, key str
 	})
 	var solo *soloFailure
 	if errors.As(err, &solo) {
-		failure, err = s.countSoloFailure(ctx, a.ID, key, solo)
+		var giveUp bool
+		if giveUp, err = s.countSoloFailure(ctx, a.ID, key, solo); err == nil && !giveUp {
+			failure = solo.err // later events of this contact wait for this one
+		}
 	}
 	if err != nil {
 		return 0, err
@@ -139,9 +142,9 @@ func (f *soloFailure) Error() string { return f.err.Error() }
 
 // countSoloFailure counts a solo event's failure after its transaction
 // rolled back, under the contact's lock again, unless another task has
-// meanwhile applied or counted the event (its attempts moved). It returns
-// the error that holds the contact back, nil when the event is set aside.
-func (s *Service) countSoloFailure(ctx context.Context, accountID uuid.UUID, key string, f *soloFailure) (error, error) {
+// meanwhile applied or counted the event (its attempts moved). It answers
+// whether the event is set aside.
+func (s *Service) countSoloFailure(ctx context.Context, accountID uuid.UUID, key string, f *soloFailure) (bool, error) {
 	var giveUp bool
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := lockContact(tx, accountID, key); err != nil {
@@ -151,10 +154,7 @@ func (s *Service) countSoloFailure(ctx context.Context, accountID uuid.UUID, key
 		giveUp, err = s.recordFailure(tx, &f.ev, f.err)
 		return err
 	})
-	if err != nil || giveUp {
-		return nil, err
-	}
-	return f.err, nil
+	return giveUp, err
 }
 
 // recordFailure records an event's failed attempt (and its error), setting
