@@ -71,13 +71,18 @@ func (e *Enqueuer) EnqueueAndWait(ctx context.Context, p Payload, wait time.Dura
 		return nil, nil, false, err
 	}
 	deadline := time.Now().Add(wait)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
+	// The first looks come soon and the later ones every 20 ms: a task is
+	// seen done at most 20 ms after it ends (with a fixed 50 ms tick, 25 ms
+	// on average: 5% of a 10,000-row import), and the waiting costs one
+	// read of the task's state in Redis every 20 ms, for the few callers
+	// that wait (imports, template syncs).
+	for pause := 5 * time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 20*time.Millisecond) {
+		t := time.NewTimer(min(pause, time.Until(deadline)))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return info, nil, false, ctx.Err()
-		case <-tick.C:
+		case <-t.C:
 		}
 		ti, err := e.inspector.GetTaskInfo(info.Queue, info.ID)
 		if err != nil {

@@ -426,11 +426,12 @@ func TestBigImportRefreshesContactStatistics(t *testing.T) {
 	}
 }
 
-// A contacts file is written a chunk at a time while the next chunk is
-// checked (one chunk per 2,500 rows): a number that repeats a row of an
-// earlier chunk is skipped, a tag takes its first spelling in the file
-// whichever chunk has it, an existing contact is updated whichever chunk
-// has its row, and every chunk's rows are counted and linked to their tags.
+// A contacts file is checked a stretch of 2,500 rows at a time (the
+// numbers of a stretch on every core, then its rows in order): a number
+// that repeats a row of an earlier stretch is skipped, a tag takes its
+// first spelling in the file whichever stretch has it, an existing contact
+// is updated whichever stretch has its row, and every row is counted and
+// linked to its tags.
 func TestImportContactsAcrossChunks(t *testing.T) {
 	t.Parallel()
 	b := setupImport(t)
@@ -475,6 +476,41 @@ func TestImportContactsAcrossChunks(t *testing.T) {
 	}
 	if n := b.contactCount(t, b.org.ID); n != 6000 {
 		t.Fatalf("contact_counts says %d, want 6,000", n)
+	}
+}
+
+// Every row's number is judged by its own cell, across the stretches the
+// numbers are parsed in (2,500 rows, each on every core): a missing or bad
+// number is reported with its row and value at the start, the middle and
+// the end of a stretch, and the next row's number is still its own.
+func TestImportNumbersAreTheirRowsAcrossStretches(t *testing.T) {
+	t.Parallel()
+	b := setupImport(t)
+	bad := map[int]string{0: "", 1: "+1555031", 1249: "not-1249", 2499: "not-2499", 2500: "", 2501: "not-2501", 5000: "not-5000"}
+	var file strings.Builder
+	file.WriteString("phone_number,name\n")
+	for i := 0; i <= 5000; i++ {
+		n, ok := bad[i]
+		if !ok {
+			n = fmt.Sprintf("+1555031%04d", i)
+		}
+		fmt.Fprintf(&file, "%s,C%d\n", n, i)
+	}
+	res := b.run(t, b.org.ID, "contacts", file.String(), nil, false)
+	wantResult(t, res, 5001-len(bad), 0, 0, len(bad),
+		`row 2: phone_number: missing`,
+		`row 3: phone_number: "+1555031" is not a phone number`,
+		`row 1251: phone_number: "not-1249" is not a phone number`,
+		`row 2501: phone_number: "not-2499" is not a phone number`,
+		`row 2502: phone_number: missing`,
+		`row 2503: phone_number: "not-2501" is not a phone number`,
+		`row 5002: phone_number: "not-5000" is not a phone number`)
+	for _, i := range []int{2, 1248, 1250, 2498, 2502, 4999} {
+		var name string
+		if err := b.f.DB.Raw(`SELECT name FROM contacts WHERE organization_id = ? AND phone_number = ?`, b.org.ID,
+			fmt.Sprintf("+1555031%04d", i)).Scan(&name).Error; err != nil || name != fmt.Sprintf("C%d", i) {
+			t.Fatalf("row %d's contact named %q, %v", i+2, name, err)
+		}
 	}
 }
 

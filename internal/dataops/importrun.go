@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -220,9 +221,16 @@ func (s *Service) refreshContactStats(ctx context.Context, created int) {
 	if float64(created) < rows/10 {
 		return
 	}
+	// On two connections at once: neither waits for the other (ANALYZE's
+	// lock on the table lets the index's cleanup in), and the import is
+	// reported done when both are.
+	var wg sync.WaitGroup
 	for _, q := range []string{`ANALYZE contacts`, `SELECT gin_clean_pending_list('contacts_search'::regclass)`} {
-		if err := db.Exec(q).Error; err != nil {
-			s.log.Warn("cannot refresh the contacts' statistics after an import", "statement", q, "error", err)
-		}
+		wg.Go(func() {
+			if err := db.Exec(q).Error; err != nil {
+				s.log.Warn("cannot refresh the contacts' statistics after an import", "statement", q, "error", err)
+			}
+		})
 	}
+	wg.Wait()
 }
