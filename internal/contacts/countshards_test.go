@@ -3,8 +3,10 @@ package contacts_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"testing"
+	"time"
 
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
@@ -17,7 +19,8 @@ import (
 // drawn at random, 24 open transactions shared a row 99 times in 100.
 func TestNewContactsOnDistinctConnectionsDoNotWaitOnTheCounts(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	f := testfactory.New(t, testenv.DB(t))
 	org := f.Org()
 	acc := f.Account(org.ID)
@@ -26,7 +29,10 @@ func TestNewContactsOnDistinctConnectionsDoNotWaitOnTheCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 24 connections with distinct pids modulo 64 (a pool opened at once
-	// has consecutive pids; here others may have been opened between).
+	// has consecutive pids; here others may have been opened between). A
+	// connection whose pid repeats one is closed for good, so that the pool
+	// opens a new one: holding it instead would exhaust the pool (25) after
+	// two repeats, and the next Conn would wait for ever.
 	const want = 24
 	var conns []*sql.Conn
 	used := map[int]bool{}
@@ -40,7 +46,8 @@ func TestNewContactsOnDistinctConnectionsDoNotWaitOnTheCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if used[pid%64] {
-			defer c.Close() // held, so that the pool opens a new one
+			_ = c.Raw(func(any) error { return driver.ErrBadConn }) // dropped from the pool
+			c.Close()
 			continue
 		}
 		used[pid%64] = true
