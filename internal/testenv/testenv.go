@@ -191,6 +191,28 @@ func DB(t testing.TB) *gorm.DB {
 	return db
 }
 
+// OnlyConnectionTx shrinks db's pool to one connection and begins a
+// transaction on it (with a 10 s deadline, rolled back when the test ends):
+// the state of a caller whose transaction holds the last connection of a
+// spent pool. Work that asks the pool for another connection there waits
+// until the deadline; work that goes through the transaction answers.
+func OnlyConnectionTx(t testing.TB, db *gorm.DB) (context.Context, *gorm.DB) {
+	t.Helper()
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	tx := db.WithContext(ctx).Begin()
+	if tx.Error != nil {
+		t.Fatal(tx.Error)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	return ctx, tx
+}
+
 // EmptyDatabaseURL returns the URL of a database that does not exist yet (for
 // tests of creation and migration); it is dropped after the test.
 func EmptyDatabaseURL(t testing.TB) string {

@@ -12,9 +12,6 @@ import (
 	"wharf/internal/infra/versioned"
 )
 
-// Option changes a default of NewService.
-type Option func(*Service)
-
 // WithListenerCache keeps, per organization, the events its active webhooks
 // subscribe to in process, exact across processes through a version per
 // organization in rdb that every webhook change replaces after its commit

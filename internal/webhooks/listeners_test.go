@@ -93,21 +93,10 @@ func TestListenerCacheMissLoadsThroughTheTransaction(t *testing.T) {
 	db := testenv.DB(t)
 	f := testfactory.New(t, db)
 	org := f.Org()
-	sqlDB, err := db.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB.SetMaxOpenConns(1)
 	q := testenv.NewQueue(t)
 	svc := webhooks.NewService(db, f.Box, q.Enqueuer, safehttp.Policy{}, nil, testenv.Quiet(),
 		webhooks.WithListenerCache(testenv.Redis(t, testenv.RedisURL(t)), time.Hour, testenv.Quiet()))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	tx := db.WithContext(ctx).Begin()
-	if tx.Error != nil {
-		t.Fatal(tx.Error)
-	}
-	defer tx.Rollback()
+	ctx, tx := testenv.OnlyConnectionTx(t, db)
 	for range 2 { // the first creates the version, the second loads and keeps
 		if _, err := svc.Emit(ctx, tx, org.ID, webhooks.EventMessageIncoming, map[string]string{"k": "v"}); err != nil {
 			t.Fatalf("Emit in a transaction holding the pool's only connection: %v", err)

@@ -113,6 +113,9 @@ type Service struct {
 	listeners *versioned.Cache[uuid.UUID, map[string]bool]
 }
 
+// Option changes a default of NewService.
+type Option func(*Service)
+
 // NewService wires the webhooks domain; m (nil: none) counts the
 // deliveries by outcome.
 func NewService(db *gorm.DB, box *secrets.Box, enq *jobs.Enqueuer, policy safehttp.Policy, m *metrics.Set, log *slog.Logger, opts ...Option) *Service {
