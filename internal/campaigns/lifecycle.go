@@ -55,15 +55,23 @@ func (s *Service) checkReady(ctx context.Context, c *models.Campaign) error {
 		// the audience, which checks them then (startFromAudience).
 		return nil
 	}
-	var n int64
-	if err := s.db.WithContext(ctx).Model(&models.CampaignRecipient{}).Where("campaign_id = ?", c.ID).Count(&n).Error; err != nil {
+	var has bool
+	if err := s.db.WithContext(ctx).Raw(hasRecipientsSQL, c.ID).Scan(&has).Error; err != nil {
 		return err
 	}
-	if n == 0 {
+	if !has {
 		return apperr.Invalidf("the campaign has no recipients: import them first")
 	}
 	return s.checkMapping(ctx, s.db, c, t)
 }
+
+// hasRecipientsSQL answers whether a campaign has a recipient, from the
+// first entry of its index. checkReady runs at every start and whenever a
+// lane loads its run (every lane of every worker at once when a campaign
+// starts, again after runCacheTTL): a count of the recipients read all of
+// them each time (nine counts of 20,000 in a 4.5-s campaign were 15% of
+// PostgreSQL's time; at a million recipients each is seconds).
+const hasRecipientsSQL = `SELECT EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = ?)`
 
 // checkMapping verifies that the variable mapping fills every placeholder
 // of t, and only those, with a field the campaign's recipients have (read
