@@ -18,14 +18,7 @@ func TestReadinessReadsOneRecipient(t *testing.T) {
 	tmpl := f.Template(f.Account(org.ID), "Hi {{1}}")
 	c, _ := f.Campaign(tmpl, 0)
 	empty, _ := f.Campaign(tmpl, 0)
-	if err := f.DB.Exec(`INSERT INTO campaign_recipients (campaign_id, organization_id, phone_number, name, data, status)
-		SELECT ?, ?, '+1555032' || lpad(i::text, 5, '0'), 'R', '{}', 'pending' FROM generate_series(1, 20000) AS i`,
-		c.ID, org.ID).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := f.DB.Exec(`ANALYZE campaign_recipients`).Error; err != nil {
-		t.Fatal(err)
-	}
+	manyRecipients(t, f, c, "+1555032", 20000)
 	for _, tc := range []struct {
 		name string
 		id   any

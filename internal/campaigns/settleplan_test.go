@@ -8,6 +8,7 @@ import (
 
 	"wharf/internal/testenv"
 	"wharf/internal/testfactory"
+	"wharf/models"
 )
 
 // A chunk's settle reads its recipients by primary key, in id order, even
@@ -21,14 +22,7 @@ func TestSettleReadsOnlyTheChunk(t *testing.T) {
 	org := f.Org()
 	tmpl := f.Template(f.Account(org.ID), "Hi {{1}}")
 	c, _ := f.Campaign(tmpl, 0)
-	if err := f.DB.Exec(`INSERT INTO campaign_recipients (campaign_id, organization_id, phone_number, name, data, status)
-		SELECT ?, ?, '+1555031' || lpad(i::text, 5, '0'), 'R', '{}', 'pending' FROM generate_series(1, 20000) AS i`,
-		c.ID, org.ID).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := f.DB.Exec(`ANALYZE campaign_recipients`).Error; err != nil {
-		t.Fatal(err)
-	}
+	manyRecipients(t, f, c, "+1555031", 20000)
 	s := &Service{db: f.DB, log: testenv.Quiet()}
 	claimed, err := s.claim(ctx, c.ID, 16)
 	if err != nil || len(claimed) != 16 {
@@ -49,5 +43,19 @@ func TestSettleReadsOnlyTheChunk(t *testing.T) {
 	}
 	if strings.Contains(plan, `"Seq Scan"`) || !strings.Contains(plan, `"campaign_recipients_pkey"`) {
 		t.Errorf("the settle does not read its recipients by primary key:\n%s", plan)
+	}
+}
+
+// manyRecipients gives campaign c n pending recipients numbered prefix and
+// five digits, and analyzes the table, as a plan test's fixture.
+func manyRecipients(t *testing.T, f *testfactory.Factory, c models.Campaign, prefix string, n int) {
+	t.Helper()
+	if err := f.DB.Exec(`INSERT INTO campaign_recipients (campaign_id, organization_id, phone_number, name, data, status)
+		SELECT ?, ?, ? || lpad(i::text, 5, '0'), 'R', '{}', 'pending' FROM generate_series(1, ?) AS i`,
+		c.ID, c.OrganizationID, prefix, n).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.DB.Exec(`ANALYZE campaign_recipients`).Error; err != nil {
+		t.Fatal(err)
 	}
 }
