@@ -10,7 +10,7 @@ import (
 
 // Whether a campaign has recipients is answered from the first one: the
 // readiness check runs whenever a lane loads its run, and a count read all
-// 20,000 of them (about 150 pages here) every time.
+// 20,000 of them (364 pages) every time.
 func TestReadinessReadsOneRecipient(t *testing.T) {
 	t.Parallel()
 	f := testfactory.New(t, testenv.DB(t))
